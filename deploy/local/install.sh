@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs what canal-bridge needs on a Debian machine, idempotently:
+#   system packages (MariaDB server and client, Java 17+, Maven, Python venv support),
+#   the Kafka broker + ZooKeeper jars from Maven Central (into var/cache/kafka-libs),
+#   and the project's virtualenv (var/venv) with the spark, test and dev extras.
+# Usage: deploy/local/install.sh [system|kafka|python]...   (default: all three)
+source "$(dirname "$0")/lib.sh"
+
+install_system() {
+  local missing=()
+  command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+  command -v mariadb >/dev/null || missing+=(mariadb-client)
+  command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
+  command -v mvn >/dev/null || missing+=(maven)
+  python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+  local java_major
+  java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.specification.version = //p')
+  [ "${java_major%%.*}" -ge 17 ] 2>/dev/null \
+    || die "Java 17 or newer is required (found '${java_major:-none}'): apt-get install openjdk-17-jre-headless"
+}
+
+install_kafka() {
+  local libs=$CACHE_DIR/kafka-libs pom=$REPO_ROOT/deploy/local/kafka-pom.xml
+  local stamp=$libs/.pom.sha256 sum
+  sum=$(sha256sum "$pom" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then return; fi
+  log "resolving Kafka and ZooKeeper jars from Maven Central into $libs"
+  rm -rf "$libs"
+  mvn -q -B -Dstyle.color=never -f "$pom" -Dmaven.repo.local="$CACHE_DIR/m2" dependency:copy-dependencies \
+    -DoutputDirectory="$libs" -DincludeScope=runtime >&2 \
+    || die "downloading the Kafka jars from Maven Central failed: check network access, then rerun"
+  echo "$sum" >"$stamp"
+}
+
+install_python() {
+  local stamp=$VENV_DIR/.pyproject.sha256 sum
+  sum=$(sha256sum "$REPO_ROOT/pyproject.toml" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then return; fi
+  log "creating the virtualenv $VENV_DIR (pyspark is large: the first run takes a few minutes)"
+  [ -x "$VENV_DIR/bin/python" ] || python3 -m venv "$VENV_DIR" \
+    || die "python3 -m venv failed: apt-get install python3-venv"
+  PIP_CACHE_DIR=$CACHE_DIR/pip "$VENV_DIR/bin/pip" install -q --upgrade pip >&2
+  PIP_CACHE_DIR=$CACHE_DIR/pip "$VENV_DIR/bin/pip" install -q -e "$REPO_ROOT[spark,test,dev]" >&2 \
+    || die "pip install of canal-bridge failed: see the output above"
+  echo "$sum" >"$stamp"
+}
+
+main() {
+  mkdir -p "$CACHE_DIR"
+  local parts=("$@")
+  [ ${#parts[@]} -gt 0 ] || parts=(system kafka python)
+  for part in "${parts[@]}"; do
+    case $part in
+      system) install_system ;;
+      kafka) install_kafka ;;
+      python) install_python ;;
+      *) die "unknown part '$part': use system, kafka or python" ;;
+    esac
+  done
+}
+
+main "$@"

@@ -1,0 +1,61 @@
+# Shared settings and helpers for the local scripts; sourced, never run.
+# Everything the scripts create lives under $VAR_DIR (git-ignored): services, caches, virtualenv.
+set -euo pipefail
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VAR_DIR=${CANAL_BRIDGE_VAR_DIR:-$REPO_ROOT/var}
+SERVICES_DIR=$VAR_DIR/services
+CACHE_DIR=$VAR_DIR/cache
+VENV_DIR=$VAR_DIR/venv
+
+# Non-default ports, so a system MariaDB/Kafka/ZooKeeper on the machine never clashes.
+MYSQL_PORT=${CANAL_BRIDGE_MYSQL_PORT:-13306}
+KAFKA_PORT=${CANAL_BRIDGE_KAFKA_PORT:-19092}
+KAFKA_CONTROLLER_PORT=${CANAL_BRIDGE_KAFKA_CONTROLLER_PORT:-19093}
+ZOOKEEPER_PORT=${CANAL_BRIDGE_ZOOKEEPER_PORT:-12181}
+
+MYSQL_CANAL_USER=canal
+MYSQL_CANAL_PASSWORD=canal
+MYSQL_ADMIN_USER=bridge_admin
+MYSQL_ADMIN_PASSWORD=bridge_admin
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" -eq 0 ]; then
+    as_root apt-get update -qq || die "apt-get update failed: check the machine's access to Debian's package mirror"
+    apt_updated=1
+  fi
+  log "installing Debian packages: $*"
+  # policy-rc.d keeps the packages' own system services from starting (we run our own).
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "$@" >&2 \
+    || die "apt-get install $* failed: see the output above"
+}
+
+# True when something listens on 127.0.0.1:$1.
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# wait_until SECONDS DESCRIPTION COMMAND...: poll COMMAND until it succeeds, or fail.
+wait_until() {
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@"; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.2
+  done
+  log "$what"
+}
+
+# pid_alive PIDFILE: the process recorded in PIDFILE still runs.
+pid_alive() {
+  local pid
+  [ -f "$1" ] || return 1
+  pid=$(cat "$1")
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}

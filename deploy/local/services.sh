@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# The local services canal-bridge's tests, examples and benchmarks run against:
+#   MariaDB (binlog ROW/FULL, GTIDs), Kafka (KRaft, single node), ZooKeeper (standalone).
+# Spark needs no server: pyspark runs local[*] from the virtualenv (see `env`).
+#
+# Usage: deploy/local/services.sh up|down|status|env [mariadb|kafka|zookeeper]...
+# All listen on 127.0.0.1 only, on non-default ports; state lives under var/services.
+# `up` is idempotent; `down` stops, by PID file, only what `up` started.
+source "$(dirname "$0")/lib.sh"
+
+ALL_SERVICES=(mariadb zookeeper kafka)
+KAFKA_LIBS=$CACHE_DIR/kafka-libs
+
+pidfile() { echo "$SERVICES_DIR/$1/$1.pid"; }
+
+require_free_port() { # SERVICE PORT VARIABLE
+  if port_busy "$2"; then
+    die "$1 cannot start: port 127.0.0.1:$2 is already in use by another process; free it or set $3 to another port"
+  fi
+}
+
+# ---------------------------------------------------------------- MariaDB
+mariadb_dir=$SERVICES_DIR/mariadb
+mariadb_socket() { echo "$mariadb_dir/mysqld.sock"; }
+
+mariadb_client() { mariadb --no-defaults --socket="$(mariadb_socket)" -uroot "$@"; }
+
+mariadb_config() {
+  cat >"$mariadb_dir/my.cnf" <<CNF
+[mariadbd]
+datadir=$mariadb_dir/data
+socket=$(mariadb_socket)
+pid-file=$(pidfile mariadb)
+log-error=$mariadb_dir/mariadbd.log
+port=$MYSQL_PORT
+bind-address=127.0.0.1
+skip-name-resolve
+user=$(id -un)
+server_id=1
+log_bin=$mariadb_dir/binlog/mariadb-bin
+binlog_format=ROW
+binlog_row_image=FULL
+binlog_row_metadata=FULL
+gtid_strict_mode=ON
+log_slave_updates=ON
+expire_logs_days=7
+max_binlog_size=256M
+character-set-server=utf8mb4
+collation-server=utf8mb4_general_ci
+max_allowed_packet=64M
+innodb_buffer_pool_size=256M
+innodb_log_file_size=256M
+innodb_flush_log_at_trx_commit=2
+sync_binlog=0
+CNF
+}
+
+mariadb_ready() { mariadb-admin --no-defaults --socket="$(mariadb_socket)" -uroot ping >/dev/null 2>&1; }
+
+mariadb_up() {
+  pid_alive "$(pidfile mariadb)" && return 0
+  require_free_port MariaDB "$MYSQL_PORT" CANAL_BRIDGE_MYSQL_PORT
+  local sock
+  sock=$(mariadb_socket)
+  [ ${#sock} -lt 100 ] || die "MariaDB socket path $sock is too long for a unix socket: set CANAL_BRIDGE_VAR_DIR to a shorter folder"
+  mkdir -p "$mariadb_dir/binlog"
+  mariadb_config
+  local fresh=0
+  if [ ! -d "$mariadb_dir/data/mysql" ]; then
+    log "initialising the MariaDB datadir"
+    mariadb-install-db --no-defaults --datadir="$mariadb_dir/data" --user="$(id -un)" \
+      --auth-root-authentication-method=normal --skip-test-db >"$mariadb_dir/install.log" 2>&1 \
+      || die "mariadb-install-db failed: see $mariadb_dir/install.log"
+    fresh=1
+  fi
+  local mariadbd_bin
+  mariadbd_bin=$(command -v mariadbd || echo /usr/sbin/mariadbd)
+  setsid "$mariadbd_bin" --defaults-file="$mariadb_dir/my.cnf" </dev/null >/dev/null 2>&1 &
+  wait_until 60 "MariaDB ready on 127.0.0.1:$MYSQL_PORT" mariadb_ready \
+    || die "MariaDB did not become ready within 60s: see $mariadb_dir/mariadbd.log"
+  if [ "$fresh" -eq 1 ]; then
+    mariadb_client <<SQL || die "creating the MariaDB users failed"
+CREATE USER '$MYSQL_CANAL_USER'@'%' IDENTIFIED BY '$MYSQL_CANAL_PASSWORD';
+GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '$MYSQL_CANAL_USER'@'%';
+CREATE USER '$MYSQL_ADMIN_USER'@'%' IDENTIFIED BY '$MYSQL_ADMIN_PASSWORD';
+GRANT ALL PRIVILEGES ON *.* TO '$MYSQL_ADMIN_USER'@'%' WITH GRANT OPTION;
+FLUSH PRIVILEGES;
+SQL
+  fi
+}
+
+# ---------------------------------------------------------------- ZooKeeper
+zookeeper_dir=$SERVICES_DIR/zookeeper
+
+zookeeper_ready() {
+  local reply
+  reply=$( (exec 3<>"/dev/tcp/127.0.0.1/$ZOOKEEPER_PORT" && printf ruok >&3 && timeout 2 cat <&3) 2>/dev/null) || return 1
+  [ "$reply" = imok ]
+}
+
+zookeeper_up() {
+  pid_alive "$(pidfile zookeeper)" && return 0
+  require_free_port ZooKeeper "$ZOOKEEPER_PORT" CANAL_BRIDGE_ZOOKEEPER_PORT
+  [ -d "$KAFKA_LIBS" ] || die "ZooKeeper jars missing in $KAFKA_LIBS: run deploy/local/install.sh kafka"
+  mkdir -p "$zookeeper_dir/data"
+  cat >"$zookeeper_dir/zoo.cfg" <<CFG
+tickTime=2000
+initLimit=10
+syncLimit=5
+dataDir=$zookeeper_dir/data
+clientPort=$ZOOKEEPER_PORT
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+4lw.commands.whitelist=ruok,srvr,stat
+maxSessionTimeout=60000
+CFG
+  local log4j=$zookeeper_dir/log4j.properties
+  printf '%s\n' 'log4j.rootLogger=INFO, F' 'log4j.appender.F=org.apache.log4j.FileAppender' \
+    "log4j.appender.F.File=$zookeeper_dir/zookeeper.log" 'log4j.appender.F.layout=org.apache.log4j.PatternLayout' \
+    'log4j.appender.F.layout.ConversionPattern=[%d] %p %m (%c)%n' >"$log4j"
+  setsid java -Xmx256m -Dlog4j.configuration="file:$log4j" -Dzookeeper.admin.enableServer=false \
+    -cp "$KAFKA_LIBS/*" org.apache.zookeeper.server.quorum.QuorumPeerMain "$zookeeper_dir/zoo.cfg" \
+    </dev/null >"$zookeeper_dir/stdout.log" 2>&1 &
+  echo $! >"$(pidfile zookeeper)"
+  wait_until 60 "ZooKeeper ready on 127.0.0.1:$ZOOKEEPER_PORT" zookeeper_ready \
+    || die "ZooKeeper did not become ready within 60s: see $zookeeper_dir/zookeeper.log"
+}
+
+# ---------------------------------------------------------------- Kafka (KRaft)
+kafka_dir=$SERVICES_DIR/kafka
+
+kafka_ready() {
+  pid_alive "$(pidfile kafka)" || return 1
+  grep -q 'Kafka Server started' "$kafka_dir/server.log" 2>/dev/null && port_busy "$KAFKA_PORT"
+}
+
+kafka_up() {
+  pid_alive "$(pidfile kafka)" && return 0
+  require_free_port Kafka "$KAFKA_PORT" CANAL_BRIDGE_KAFKA_PORT
+  require_free_port "Kafka controller" "$KAFKA_CONTROLLER_PORT" CANAL_BRIDGE_KAFKA_CONTROLLER_PORT
+  [ -d "$KAFKA_LIBS" ] || die "Kafka jars missing in $KAFKA_LIBS: run deploy/local/install.sh kafka"
+  mkdir -p "$kafka_dir/data"
+  cat >"$kafka_dir/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$kafka_dir/data
+num.partitions=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+delete.topic.enable=true
+message.max.bytes=1048588
+PROPS
+  local log4j=$kafka_dir/log4j.properties
+  printf '%s\n' 'log4j.rootLogger=INFO, F' 'log4j.appender.F=org.apache.log4j.FileAppender' \
+    "log4j.appender.F.File=$kafka_dir/server.log" 'log4j.appender.F.layout=org.apache.log4j.PatternLayout' \
+    'log4j.appender.F.layout.ConversionPattern=[%d] %p %m (%c)%n' \
+    'log4j.logger.kafka=INFO' 'log4j.logger.org.apache.kafka=INFO' >"$log4j"
+  local java_opts=(-Xmx768m -Xms256m "-Dlog4j.configuration=file:$log4j" -cp "$KAFKA_LIBS/*")
+  if [ ! -f "$kafka_dir/data/meta.properties" ]; then
+    local cluster_id
+    cluster_id=$(java "${java_opts[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null) \
+      || die "Kafka's StorageTool failed to run: check Java and $KAFKA_LIBS"
+    java "${java_opts[@]}" kafka.tools.StorageTool format -t "$cluster_id" \
+      -c "$kafka_dir/server.properties" >"$kafka_dir/format.log" 2>&1 \
+      || die "formatting the Kafka log dir failed: see $kafka_dir/format.log"
+  fi
+  : >"$kafka_dir/server.log"
+  setsid java "${java_opts[@]}" kafka.Kafka "$kafka_dir/server.properties" \
+    </dev/null >"$kafka_dir/stdout.log" 2>&1 &
+  echo $! >"$(pidfile kafka)"
+  wait_until 90 "Kafka ready on 127.0.0.1:$KAFKA_PORT" kafka_ready \
+    || die "Kafka did not become ready within 90s: see $kafka_dir/server.log and $kafka_dir/stdout.log"
+}
+
+# ---------------------------------------------------------------- common
+stop_service() { # SERVICE
+  local file pid
+  file=$(pidfile "$1")
+  if ! pid_alive "$file"; then rm -f "$file"; return 0; fi
+  pid=$(cat "$file")
+  kill -TERM "$pid" 2>/dev/null || true
+  if ! wait_until 60 "$1 stopped" bash -c "! kill -0 $pid 2>/dev/null"; then
+    log "$1 (pid $pid) ignored SIGTERM for 60s: killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+    wait_until 10 "$1 killed" bash -c "! kill -0 $pid 2>/dev/null" || die "could not stop $1 (pid $pid)"
+  fi
+  rm -f "$file"
+}
+
+status_line() {
+  if pid_alive "$(pidfile "$1")"; then
+    printf '%-10s running  pid %s\n' "$1" "$(cat "$(pidfile "$1")")"
+  else
+    printf '%-10s stopped\n' "$1"
+  fi
+}
+
+print_env() {
+  cat <<ENV
+export CANAL_BRIDGE_MYSQL_HOST=127.0.0.1
+export CANAL_BRIDGE_MYSQL_PORT=$MYSQL_PORT
+export CANAL_BRIDGE_MYSQL_USER=$MYSQL_CANAL_USER
+export CANAL_BRIDGE_MYSQL_PASSWORD=$MYSQL_CANAL_PASSWORD
+export CANAL_BRIDGE_MYSQL_ADMIN_USER=$MYSQL_ADMIN_USER
+export CANAL_BRIDGE_MYSQL_ADMIN_PASSWORD=$MYSQL_ADMIN_PASSWORD
+export CANAL_PASSWORD=$MYSQL_CANAL_PASSWORD
+export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:$KAFKA_PORT
+export ZOOKEEPER_HOSTS=127.0.0.1:$ZOOKEEPER_PORT
+export CANAL_BRIDGE_SERVICES=$REPO_ROOT/deploy/local/services.sh
+export CANAL_BRIDGE_VAR_DIR=$VAR_DIR
+export SPARK_IVY_DIR=$CACHE_DIR/ivy
+export PYSPARK_PYTHON=$VENV_DIR/bin/python
+export PYSPARK_DRIVER_PYTHON=$VENV_DIR/bin/python
+ENV
+}
+
+main() {
+  local cmd=${1:-}
+  shift || true
+  local services=("$@")
+  [ ${#services[@]} -gt 0 ] || services=("${ALL_SERVICES[@]}")
+  for s in "${services[@]}"; do
+    case $s in mariadb | kafka | zookeeper) ;; *) die "unknown service '$s': use mariadb, kafka or zookeeper" ;; esac
+  done
+  case $cmd in
+    up)
+      mkdir -p "$SERVICES_DIR"
+      "$REPO_ROOT/deploy/local/install.sh" system kafka
+      for s in "${services[@]}"; do "${s}_up"; done
+      ;;
+    down)
+      local i
+      for ((i = ${#services[@]} - 1; i >= 0; i--)); do stop_service "${services[$i]}"; done
+      ;;
+    status) for s in "${services[@]}"; do status_line "$s"; done ;;
+    env) print_env ;;
+    *) die "usage: $0 up|down|status|env [mariadb|kafka|zookeeper]..." ;;
+  esac
+}
+
+main "$@"

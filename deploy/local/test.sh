@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything, starts the local services, then runs lint, types and the whole test suite.
+# Services this script started are stopped again at the end (set CANAL_BRIDGE_KEEP_SERVICES=1
+# to keep them for the next run). Extra arguments go to pytest, e.g. `test.sh tests/unit -x`.
+source "$(dirname "$0")/lib.sh"
+cd "$REPO_ROOT"
+
+started=()
+stop_started() {
+  if [ "${CANAL_BRIDGE_KEEP_SERVICES:-0}" != 1 ] && [ ${#started[@]} -gt 0 ]; then
+    deploy/local/services.sh down "${started[@]}" || true
+  fi
+}
+trap stop_started EXIT
+
+deploy/local/install.sh
+for s in mariadb zookeeper kafka; do
+  deploy/local/services.sh status "$s" | grep -q running || started+=("$s")
+done
+deploy/local/services.sh up
+eval "$(deploy/local/services.sh env)"
+
+py=$VENV_DIR/bin
+log "lint: ruff"
+"$py/ruff" check .
+"$py/ruff" format --check .
+log "types: mypy (strict on bridge/)"
+"$py/mypy"
+log "tests: pytest"
+"$py/python" -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,1 @@
+"""PySpark Structured Streaming jobs that read canal-bridge's Kafka topics."""
