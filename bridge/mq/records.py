@@ -1,0 +1,209 @@
+"""From a batch of Entries to the Kafka records to produce: pure, no client involved.
+
+The MQ worker calls ``RecordBuilder.build`` for each batch and hands the records to the
+producer; everything canal decides (topic, partition, JSON) happens here, plus what canal
+lacks: a record key, binlog headers, a DDL policy and an oversize policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import orjson
+
+from bridge.entry import Entry, Header
+from bridge.mq.exceptions import RecordTooLarge, RuleSyntaxError
+from bridge.mq.flat_message import (
+    FlatMessage,
+    SourcedMessage,
+    build_flat_messages,
+    partition_message,
+    split_rows,
+)
+from bridge.mq.routing import PartitionRouter, TopicPartitions, TopicRouter, record_key
+
+# Headers every record carries: where the change comes from in the source's binlog.
+HEADER_FILE = "binlog.file"
+HEADER_POSITION = "binlog.position"
+HEADER_SERVER_ID = "binlog.server_id"
+HEADER_GTID = "binlog.gtid"
+
+# Room left in a record for Kafka's own framing (record batch header, varints, ...).
+RECORD_OVERHEAD = 256
+# librdkafka's default message.max.bytes.
+DEFAULT_MAX_RECORD_BYTES = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingRecord:
+    topic: str
+    partition: int
+    key: bytes
+    value: bytes
+    headers: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DdlPolicy:
+    """Where DDL goes: ``inline`` (its table's topic, canal: partition 0), ``topic:<name>``
+    (partition 0 of a dedicated topic) or ``skip``."""
+
+    mode: Literal["inline", "topic", "skip"] = "inline"
+    topic: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> DdlPolicy:
+        text = text.strip()
+        if text == "inline":
+            return cls(mode="inline")
+        if text == "skip":
+            return cls(mode="skip")
+        if text.startswith("topic:") and text[6:].strip():
+            return cls(mode="topic", topic=text[6:].strip())
+        raise RuleSyntaxError(text, "expected 'inline', 'skip' or 'topic:<name>'")
+
+
+@dataclass(frozen=True, slots=True)
+class OversizePolicy:
+    """What to do with a record over the size limit: ``fail`` (stop, say why), ``split``
+    (rows over several records) or ``dead_letter:<topic>`` (send a row-less notice there)."""
+
+    mode: Literal["fail", "split", "dead_letter"] = "fail"
+    topic: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> OversizePolicy:
+        text = text.strip()
+        if text == "fail":
+            return cls(mode="fail")
+        if text == "split":
+            return cls(mode="split")
+        prefix = "dead_letter:"
+        if text.startswith(prefix) and text[len(prefix) :].strip():
+            return cls(mode="dead_letter", topic=text[len(prefix) :].strip())
+        raise RuleSyntaxError(text, "expected 'fail', 'split' or 'dead_letter:<topic>'")
+
+
+def message_key(message: FlatMessage) -> bytes:
+    """The record key of a message: its rows' primary key when they all share one.
+
+    A multi-row message whose rows have different keys (or a DDL) gets the table key
+    ``database.table``. The key follows ``data``: the after-image, the before-image for DELETE.
+    """
+    if message.is_ddl or not message.data or not message.pk_names:
+        return record_key(message.database, message.table)
+    keys = {tuple(row.get(name) for name in message.pk_names) for row in message.data}
+    if len(keys) != 1:
+        return record_key(message.database, message.table)
+    return record_key(message.database, message.table, next(iter(keys)))
+
+
+def binlog_headers(header: Header) -> tuple[tuple[str, bytes], ...]:
+    """Binlog coordinates of the entry a message was built from (gtid only when known)."""
+    headers = [
+        (HEADER_FILE, header.logfile_name.encode()),
+        (HEADER_POSITION, str(header.logfile_offset).encode()),
+        (HEADER_SERVER_ID, str(header.server_id).encode()),
+    ]
+    if header.gtid:
+        headers.append((HEADER_GTID, header.gtid.encode()))
+    return tuple(headers)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordBuilder:
+    """Turns a batch into records: FlatMessages, routed, partitioned, keyed, size-checked."""
+
+    topics: TopicRouter
+    partitions: PartitionRouter
+    partition_counts: TopicPartitions
+    ddl: DdlPolicy = DdlPolicy()
+    oversize: OversizePolicy = OversizePolicy()
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+
+    def build(self, entries: Iterable[Entry], batch_id: int, ts: int) -> list[OutgoingRecord]:
+        """All records of one batch, in batch order (then ascending partition per message).
+
+        Raises RecordTooLarge when a record is over the limit and the policy cannot help.
+        """
+        records: list[OutgoingRecord] = []
+        for sourced in build_flat_messages(entries, batch_id, ts):
+            records.extend(self._records_of(sourced))
+        return records
+
+    def _records_of(self, sourced: SourcedMessage) -> list[OutgoingRecord]:
+        message, header = sourced.message, sourced.header
+        if message.is_ddl and self.ddl.mode == "skip":
+            return []
+        headers = binlog_headers(header)
+        if message.is_ddl and self.ddl.mode == "topic":
+            return self._sized(self.ddl.topic, 0, message, headers, header)
+        topic = self.topics.topic_for(message.database, message.table)
+        count = self.partition_counts.count_for(topic)
+        records: list[OutgoingRecord] = []
+        for partition, part in partition_message(message, self.partitions, count):
+            records.extend(self._sized(topic, partition, part, headers, header))
+        return records
+
+    def _sized(
+        self,
+        topic: str,
+        partition: int,
+        message: FlatMessage,
+        headers: tuple[tuple[str, bytes], ...],
+        header: Header,
+    ) -> list[OutgoingRecord]:
+        key = message_key(message)
+        value = message.to_json()
+        budget = self._value_budget(key, headers)
+        if len(value) <= budget:
+            return [OutgoingRecord(topic, partition, key, value, headers)]
+        where = (
+            f"{message.database}.{message.table} {message.type} in batch {message.id} "
+            f"at {header.logfile_name}:{header.logfile_offset}"
+        )
+        if self.oversize.mode == "dead_letter":
+            notice = _dead_letter_notice(
+                message, header, topic=topic, partition=partition, size=len(value), limit=budget
+            )
+            return [OutgoingRecord(self.oversize.topic, 0, key, notice, headers)]
+        if self.oversize.mode == "fail":
+            raise RecordTooLarge(topic, partition, len(value), budget, where)
+        records = []
+        for chunk in split_rows(message, budget):
+            chunk_key = message_key(chunk)
+            chunk_value = chunk.to_json()
+            if len(chunk_value) > self._value_budget(chunk_key, headers):
+                raise RecordTooLarge(topic, partition, len(chunk_value), budget, where)
+            records.append(OutgoingRecord(topic, partition, chunk_key, chunk_value, headers))
+        return records
+
+    def _value_budget(self, key: bytes, headers: tuple[tuple[str, bytes], ...]) -> int:
+        header_bytes = sum(len(name) + len(value) for name, value in headers)
+        return self.max_record_bytes - len(key) - header_bytes - RECORD_OVERHEAD
+
+
+def _dead_letter_notice(
+    message: FlatMessage, header: Header, *, topic: str, partition: int, size: int, limit: int
+) -> bytes:
+    """A small JSON saying what was too large and where it is in the binlog (rows left out)."""
+    return orjson.dumps(
+        {
+            "reason": "oversize",
+            "topic": topic,
+            "partition": partition,
+            "size": size,
+            "limit": limit,
+            "id": message.id,
+            "database": message.database,
+            "table": message.table,
+            "type": message.type,
+            "es": message.es,
+            "rows": len(message.data or ()),
+            "binlogFile": header.logfile_name,
+            "binlogPosition": header.logfile_offset,
+            "gtid": header.gtid,
+        }
+    )

@@ -1,0 +1,497 @@
+"""bridge.config: every broken-config kind is reported with its path; secrets never leak."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from bridge.config import BridgeConfig, InvalidConfig, load_config, parse_config, split_address
+from bridge.exceptions import ConfigError
+from bridge.mq import RecordBuilder
+
+REPO = Path(__file__).resolve().parents[2]
+SECRET = "s3cr3t-Pa55"
+
+
+def base() -> dict[str, Any]:
+    """The smallest valid configuration."""
+    return {
+        "kafka": {"bootstrap_servers": "127.0.0.1:9092"},
+        "destinations": [
+            {
+                "name": "example",
+                "source": {"address": "127.0.0.1:3306", "username": "canal", "slave_id": 1234},
+                "mq": {"topic": "example"},
+            }
+        ],
+    }
+
+
+def with_(path: str, value: object, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A copy of ``data`` (default: ``base()``) with ``value`` set at a dotted path."""
+    data = copy.deepcopy(data if data is not None else base())
+    *parents, last = path.split(".")
+    node: Any = data
+    for part in parents:
+        node = node[int(part)] if part.isdigit() else node.setdefault(part, {})
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return data
+
+
+_DELETE = object()
+
+
+def problems_of(data: object, **kwargs: Any) -> tuple[str, ...]:
+    with pytest.raises(InvalidConfig) as info:
+        parse_config(data, environ={}, **kwargs)
+    return info.value.problems
+
+
+# --- the example file -------------------------------------------------------------------------
+
+
+def test_example_file_loads_with_the_documented_values() -> None:
+    config = load_config(REPO / "config" / "destinations.yaml", environ={})
+    (dest,) = config.destinations
+    assert dest.name == "example"
+    assert (dest.source.host, dest.source.port) == ("127.0.0.1", 13306)
+    assert dest.source.password is not None
+    assert dest.source.password.get_secret_value() == "canal"
+    assert dest.filter.regex == r"demo\..*"
+    assert dest.mq.topic == "example"
+    assert config.kafka.bootstrap_servers == "127.0.0.1:19092"
+    assert str(config.meta.dir) == "var/meta"
+
+
+def test_example_file_takes_the_password_from_the_environment() -> None:
+    config = load_config(REPO / "config" / "destinations.yaml", environ={"CANAL_PASSWORD": "x"})
+    assert config.destinations[0].source.password.get_secret_value() == "x"  # type: ignore[union-attr]
+
+
+def test_defaults() -> None:
+    config = parse_config(base(), environ={})
+    dest = config.destinations[0]
+    assert (dest.batch_size, dest.get_timeout_ms, dest.transaction_size) == (1000, 100, 1024)
+    assert (dest.store.buffer_size, dest.store.mem_unit, dest.store.mode) == (
+        16384,
+        1024,
+        "ITEMSIZE",
+    )
+    assert not dest.store.ddl_isolation
+    assert (dest.on_purged, dest.fallback_interval_s, dest.heartbeat_period_s) == ("fail", 60, 15)
+    assert dest.timestamp_time_zone is None
+    assert (dest.mq.partitions, dest.mq.ddl, dest.mq.oversize) == (1, "inline", "fail")
+    assert dest.filter.regex == r".*\..*"
+    assert (config.meta.store, config.meta.flush_period_ms) == ("file", 1000)
+    assert config.admin.listen == "127.0.0.1:11112"
+    assert config.destination("example") is dest
+    with pytest.raises(KeyError):
+        config.destination("nope")
+
+
+def test_models_are_frozen() -> None:
+    config = parse_config(base(), environ={})
+    with pytest.raises(ValidationError):
+        config.destinations[0].mq.partitions = 3  # type: ignore[misc]
+
+
+# --- environment interpolation ----------------------------------------------------------------
+
+
+def test_env_interpolation() -> None:
+    data = with_("destinations.0.source.address", "${DB_HOST}:${DB_PORT:-3306}")
+    data = with_("destinations.0.source.slave_id", "${SLAVE_ID}", data)
+    data = with_("destinations.0.mq.topic", "${TOPIC:-fallback}", data)
+    data = with_("destinations.0.source.username", "$${literal}", data)
+    config = parse_config(data, environ={"DB_HOST": "db", "SLAVE_ID": "77", "TOPIC": ""})
+    source = config.destinations[0].source
+    assert (source.address, source.slave_id, source.username) == ("db:3306", 77, "${literal}")
+    assert config.destinations[0].mq.topic == "fallback"  # empty counts as unset, like bash
+
+
+def test_unset_variable_is_one_line_naming_it_and_the_fix() -> None:
+    data = with_("destinations.0.source.password", "${CANAL_PASSWORD}")
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, environ={}, source="d.yaml")
+    message = str(info.value)
+    assert not isinstance(info.value, InvalidConfig)
+    assert "\n" not in message
+    assert message.startswith("d.yaml: destinations[0].source.password: ")
+    assert "CANAL_PASSWORD is not set" in message
+    assert "${CANAL_PASSWORD:-value}" in message
+
+
+def test_set_but_empty_variable_without_default_is_empty() -> None:
+    data = with_("destinations.0.source.password", "${EMPTY}")
+    config = parse_config(data, environ={"EMPTY": ""})
+    assert config.destinations[0].source.password.get_secret_value() == ""  # type: ignore[union-attr]
+
+
+def test_malformed_reference_is_a_problem() -> None:
+    data = with_("destinations.0.mq.topic", "${TOPIC:fallback}")
+    assert any(p.startswith("destinations[0].mq.topic: malformed") for p in problems_of(data))
+
+
+# --- secrets from files -----------------------------------------------------------------------
+
+
+def test_password_file(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text(SECRET + "\n")
+    (tmp_path / "kafka").write_text("k-pass\r\n")
+    (tmp_path / "key").write_text("key-pass")
+    data = with_("destinations.0.source.password_file", str(tmp_path / "pw"))
+    data = with_("kafka.sasl", {"username": "u", "password_file": str(tmp_path / "kafka")}, data)
+    data = with_("kafka.ssl", {"key_password_file": str(tmp_path / "key")}, data)
+    config = parse_config(data, environ={})
+    assert config.destinations[0].source.password.get_secret_value() == SECRET  # type: ignore[union-attr]
+    settings = config.kafka.as_librdkafka_dict()
+    assert (settings["sasl.password"], settings["ssl.key.password"]) == ("k-pass", "key-pass")
+
+
+def test_password_file_path_from_environment(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text(SECRET)
+    data = with_("destinations.0.source.password_file", "${SECRETS}/pw")
+    config = parse_config(data, environ={"SECRETS": str(tmp_path)})
+    assert config.destinations[0].source.password.get_secret_value() == SECRET  # type: ignore[union-attr]
+
+
+def test_password_file_problems(tmp_path: Path) -> None:
+    (tmp_path / "empty").write_text("\n")
+    data = with_("destinations.0.source.password_file", str(tmp_path / "missing"))
+    data = with_("kafka.sasl", {"username": "u", "password": "x", "password_file": "f"}, data)
+    data = with_("kafka.ssl", {"key_password_file": str(tmp_path / "empty")}, data)
+    problems = problems_of(data)
+    assert (
+        f"destinations[0].source.password_file: cannot read {tmp_path / 'missing'}: "
+        "No such file or directory" in problems
+    )
+    assert "kafka.sasl: give either password or password_file, not both" in problems
+    assert f"kafka.ssl.key_password_file: {tmp_path / 'empty'} is empty" in problems
+
+
+# --- every broken kind, with its path ---------------------------------------------------------
+
+BROKEN = [
+    ("destinations.0.mq.partitions", 0, "destinations[0].mq.partitions: must be >= 1"),
+    ("destinations.0.mq.partition", 1, "destinations[0].mq: partition 1 must be < partitions 1"),
+    ("destinations.0.mq.partitions", "many", "destinations[0].mq.partitions: must be an integer"),
+    ("destinations.0.mq.topic", "bad topic!", "destinations[0].mq.topic: 'bad topic!' is not"),
+    ("destinations.0.mq.topic", _DELETE, "destinations[0].mq.topic: required"),
+    ("destinations.0.mq.dynamic_topic", "t:(", "destinations[0].mq.dynamic_topic: bad regex"),
+    ("destinations.0.mq.dynamic_topic", ":shop", "destinations[0].mq.dynamic_topic: empty topic"),
+    (
+        "destinations.0.mq.partition_hash",
+        "shop.orders:",
+        "destinations[0].mq.partition_hash: no key",
+    ),
+    ("destinations.0.mq.partition_hash", "[:id", "destinations[0].mq.partition_hash: bad regex"),
+    (
+        "destinations.0.mq.dynamic_topic_partitions",
+        "t:x",
+        "destinations[0].mq.dynamic_topic_partitions: the partition count must be",
+    ),
+    ("destinations.0.mq.ddl", "drop", "destinations[0].mq.ddl: expected 'inline', 'skip' or"),
+    ("destinations.0.mq.ddl", "topic:a b", "destinations[0].mq.ddl: 'a b' is not a valid Kafka"),
+    ("destinations.0.mq.oversize", "dead_letter:", "destinations[0].mq.oversize: expected 'fail'"),
+    ("destinations.0.mq.oversize", "dead_letter:$", "destinations[0].mq.oversize: '$' is not"),
+    ("destinations.0.mq.flat_message", False, "destinations[0].mq.flat_message: only true"),
+    ("destinations.0.mq.colour", "red", "destinations[0].mq.colour: unknown key"),
+    ("destinations.0.mq", _DELETE, "destinations[0].mq: required"),
+    (
+        "destinations.0.source.address",
+        "localhost",
+        "destinations[0].source.address: expected host:port",
+    ),
+    (
+        "destinations.0.source.address",
+        "db:99999",
+        "destinations[0].source.address: expected host:port",
+    ),
+    ("destinations.0.source.slave_id", 0, "destinations[0].source.slave_id: must be >= 1"),
+    (
+        "destinations.0.source.slave_id",
+        2**32,
+        "destinations[0].source.slave_id: must be <= 4294967295",
+    ),
+    ("destinations.0.source.username", "", "destinations[0].source.username: must not be empty"),
+    (
+        "destinations.0.source.ssl",
+        {"ca": "x", "verify": 1},
+        "destinations[0].source.ssl.verify: unknown key",
+    ),
+    ("destinations.0.source", _DELETE, "destinations[0].source: required"),
+    ("destinations.0.source", "db:3306", "destinations[0].source: must be a mapping"),
+    ("destinations.0.start", {"position": 4}, "destinations[0].start: position is given without"),
+    ("destinations.0.start.position", 1, "destinations[0].start.position: must be >= 4"),
+    ("destinations.0.filter.regex", "shop\\..*,(", "destinations[0].filter.regex: bad regex '('"),
+    ("destinations.0.filter.black_regex", "[", "destinations[0].filter.black_regex: bad regex"),
+    (
+        "destinations.0.filter.field",
+        "shop.orders",
+        "destinations[0].filter.field: expected 'schema.table:",
+    ),
+    (
+        "destinations.0.filter.black_field",
+        "shop.t:",
+        "destinations[0].filter.black_field: expected",
+    ),
+    (
+        "destinations.0.store.buffer_size",
+        1000,
+        "destinations[0].store.buffer_size: must be a power of two",
+    ),
+    (
+        "destinations.0.store.mode",
+        "BYTES",
+        "destinations[0].store.mode: must be one of 'ITEMSIZE' or 'MEMSIZE'",
+    ),
+    ("destinations.0.store.mem_unit", 0, "destinations[0].store.mem_unit: must be >= 1"),
+    ("destinations.0.batch_size", 0, "destinations[0].batch_size: must be >= 1"),
+    (
+        "destinations.0.timestamp_time_zone",
+        "Mars/Olympus",
+        "destinations[0].timestamp_time_zone: unknown time zone",
+    ),
+    (
+        "destinations.0.on_purged",
+        "ignore",
+        "destinations[0].on_purged: must be one of 'fail', 'oldest' or 'latest'",
+    ),
+    ("destinations.0.heartbeat_period_s", 0, "destinations[0].heartbeat_period_s: must be > 0"),
+    ("destinations.0.fallback_interval_s", -1, "destinations[0].fallback_interval_s: must be >= 0"),
+    ("destinations.0.name", "a/b", "destinations[0].name: must match"),
+    ("destinations", [], "destinations: list at least one destination"),
+    ("destinations", {"name": "x"}, "destinations: must be a list"),
+    ("kafka.bootstrap_servers", "a:1,b", "kafka.bootstrap_servers: expected host:port"),
+    ("kafka", _DELETE, "kafka: required"),
+    (
+        "kafka.producer",
+        {"bootstrap.servers": "x:1"},
+        "kafka.producer: 'bootstrap.servers': set kafka",
+    ),
+    ("kafka.producer", {"linger.ms": [1]}, "kafka.producer: 'linger.ms': must be a string, number"),
+    ("kafka.sasl", {"password": "x"}, "kafka.sasl.username: required"),
+    ("kafka.security_protocol", "TLS", "kafka.security_protocol: must be one of"),
+    ("meta.store", "zookeeper", "meta.store: must be one of 'file' or 'memory'"),
+    ("meta.flush_period_ms", 0, "meta.flush_period_ms: must be >= 1"),
+    ("admin.listen", "nowhere", "admin.listen: expected host:port"),
+    ("surprise", 1, "surprise: unknown key"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "expected"), BROKEN, ids=[b[2][:60] for b in BROKEN])
+def test_broken_config_is_reported_with_its_path(path: str, value: object, expected: str) -> None:
+    problems = problems_of(with_(path, value))
+    assert any(problem.startswith(expected) for problem in problems), problems
+
+
+def test_valid_variants_pass() -> None:
+    data = with_("destinations.0.timestamp_time_zone", "+08:00")
+    data = with_("destinations.0.source.address", "[::1]:3306", data)
+    data = with_("destinations.0.start", {"journal_name": "mysql-bin.000003", "position": 4}, data)
+    data = with_(
+        "destinations.0.mq",
+        {
+            "topic": "t",
+            "partitions": 4,
+            "partition": 3,
+            "ddl": "topic:ddl-events",
+            "oversize": "dead_letter:too.big",
+            "partition_hash": r"shop\.orders:id^region,.*\..*",
+            "dynamic_topic": r"mytest1.user,topic2:mytest2\..*,.*\..*",
+            "dynamic_topic_partitions": "test.*:4,mycanal:6",
+        },
+        data,
+    )
+    data = with_("destinations.0.filter.field", "shop.orders:id/note,shop.users:id", data)
+    dest = parse_config(data, environ={}).destinations[0]
+    assert (dest.source.host, dest.source.port) == ("::1", 3306)
+    assert dest.timestamp_time_zone == "+08:00"
+
+
+def test_duplicate_names_and_slave_ids_across_destinations() -> None:
+    data = base()
+    data["destinations"].append(copy.deepcopy(data["destinations"][0]))
+    data["destinations"].append(with_("destinations.0.name", "other")["destinations"][0])
+    data["destinations"][2]["source"]["slave_id"] = "1234"
+    problems = problems_of(data)
+    assert "destinations[1].name: 'example' is already used by destinations[0]" in problems
+    assert any(
+        p.startswith("destinations[1].source.slave_id: 1234 is already used by destinations[0]")
+        for p in problems
+    )
+    assert any(p.startswith("destinations[2].source.slave_id: 1234") for p in problems)
+
+
+def test_every_problem_is_listed_at_once() -> None:
+    data = with_("destinations.0.mq.partitions", 0)
+    data = with_("destinations.0.store.buffer_size", 3, data)
+    data = with_("kafka.bootstrap_servers", "nope", data)
+    data = with_("meta.store", "disk", data)
+    data["destinations"].append(copy.deepcopy(data["destinations"][0]))
+    with pytest.raises(InvalidConfig) as info:
+        parse_config(data, environ={}, source="dest.yaml")
+    problems = info.value.problems
+    assert len(problems) == 8, problems  # 2 per destination, kafka, meta, duplicate name + id
+    message = str(info.value)
+    assert message.startswith("dest.yaml: invalid configuration (8 problems):\n")
+    for problem in problems:
+        assert f"\n  {problem}" in message
+    assert "destinations[1].store.buffer_size: must be a power of two, got 3" in problems
+
+
+# --- secrets never show -----------------------------------------------------------------------
+
+
+def test_secrets_are_not_in_repr_or_str() -> None:
+    data = with_("destinations.0.source.password", SECRET)
+    data = with_("kafka.sasl", {"username": "u", "password": SECRET}, data)
+    config = parse_config(data, environ={})
+    for text in (repr(config), str(config), repr(config.kafka), str(config.destinations[0])):
+        assert SECRET not in text
+    assert config.kafka.as_librdkafka_dict()["sasl.password"] == SECRET
+
+
+def test_secrets_are_not_in_error_messages(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text(SECRET)
+    data = with_("destinations.0.source.password", [SECRET])  # wrong type
+    data = with_("kafka.sasl", {"username": "u", "password": SECRET, "oops": SECRET}, data)
+    data = with_("kafka.producer", {"sasl.password": SECRET, "ssl.keystore.password": SECRET}, data)
+    data = with_(
+        "kafka.ssl", {"key_password": SECRET, "key_password_file": str(tmp_path / "pw")}, data
+    )
+    data = with_("destinations.0.mq.partitions", 0, data)
+    data = with_("destinations.0.mq.topic", "${T}", data)
+    with pytest.raises(InvalidConfig) as info:
+        parse_config(data, environ={"T": SECRET})
+    assert "destinations[0].source.password: must be a string" in info.value.problems
+    assert any(
+        p.startswith("kafka.producer: 'sasl.password': secrets go in") for p in info.value.problems
+    )
+    assert SECRET not in str(info.value)
+    assert SECRET not in repr(info.value)
+
+
+def test_yaml_syntax_error_shows_position_not_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(f'kafka:\n  bootstrap_servers: a:1\n  password: "{SECRET}\n  x: [\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ={})
+    message = str(info.value)
+    assert message.startswith(f"{path}:")
+    assert "YAML syntax error" in message
+    assert "\n" not in message
+    assert SECRET not in message
+
+
+# --- files ------------------------------------------------------------------------------------
+
+
+def test_missing_file_is_one_line_with_a_hint(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path / "nope.yaml")
+    assert str(info.value) == (
+        f"{tmp_path / 'nope.yaml'}: no such file; pass the path of your destinations.yaml "
+        "(config/destinations.yaml is an example to copy)"
+    )
+
+
+@pytest.mark.parametrize("text", ["", "- a\n- b\n", "just text\n"])
+def test_file_that_is_not_a_mapping(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="expected a mapping with kafka, meta and destinations"):
+        load_config(path, environ={})
+
+
+def test_directory_instead_of_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the file"):
+        load_config(tmp_path)
+
+
+# --- converters -------------------------------------------------------------------------------
+
+
+def test_librdkafka_defaults_and_overrides() -> None:
+    data = with_("kafka.producer", {"acks": 1, "linger.ms": 5, "enable.idempotence": False})
+    settings = parse_config(data, environ={}).kafka.as_librdkafka_dict()
+    assert settings == {
+        "acks": 1,
+        "enable.idempotence": False,
+        "linger.ms": 5,
+        "bootstrap.servers": "127.0.0.1:9092",
+    }
+    default = parse_config(base(), environ={}).kafka
+    assert default.as_librdkafka_dict() == {
+        "acks": "all",
+        "enable.idempotence": True,
+        "bootstrap.servers": "127.0.0.1:9092",
+    }
+    assert default.max_message_bytes == 1_000_000
+
+
+def test_librdkafka_security_settings() -> None:
+    data = with_("kafka.sasl", {"mechanism": "SCRAM-SHA-512", "username": "u", "password": "p"})
+    data = with_("kafka.ssl", {"ca_location": "/ca.pem"}, data)
+    data = with_("kafka.producer", {"message.max.bytes": 2_000_000}, data)
+    kafka = parse_config(data, environ={}).kafka
+    settings = kafka.as_librdkafka_dict()
+    assert settings["security.protocol"] == "SASL_SSL"
+    assert (settings["sasl.mechanism"], settings["sasl.username"]) == ("SCRAM-SHA-512", "u")
+    assert settings["sasl.password"] == "p"
+    assert settings["ssl.ca.location"] == "/ca.pem"
+    assert "ssl.key.location" not in settings
+    assert kafka.max_message_bytes == 2_000_000
+    only_sasl = with_("kafka.sasl", {"username": "u", "password": "p"})
+    assert (
+        parse_config(only_sasl, environ={}).kafka.as_librdkafka_dict()["security.protocol"]
+        == "SASL_PLAINTEXT"
+    )
+    explicit = with_("kafka.security_protocol", "SSL", only_sasl)
+    assert (
+        parse_config(explicit, environ={}).kafka.as_librdkafka_dict()["security.protocol"] == "SSL"
+    )
+
+
+def test_mq_record_builder_wiring() -> None:
+    data = with_(
+        "destinations.0.mq",
+        {
+            "topic": "t",
+            "partitions": 4,
+            "partition": 2,
+            "ddl": "skip",
+            "oversize": "split",
+            "dynamic_topic_partitions": "hot:8",
+        },
+    )
+    mq = parse_config(data, environ={}).destinations[0].mq
+    builder = mq.record_builder(5000)
+    assert isinstance(builder, RecordBuilder)
+    assert (builder.ddl.mode, builder.oversize.mode, builder.max_record_bytes) == (
+        "skip",
+        "split",
+        5000,
+    )
+    assert builder.partitions.partition_for("a", "b", {"id": "1"}, ["id"], 4) == 2
+    assert builder.partition_counts.count_for("hot") == 8
+    assert builder.topics.topic_for("a", "b") == "t"
+
+
+@pytest.mark.parametrize(
+    ("address", "parts"),
+    [("db:3306", ("db", 3306)), ("[::1]:13306", ("::1", 13306)), (" 10.0.0.1:1 ", ("10.0.0.1", 1))],
+)
+def test_split_address(address: str, parts: tuple[str, int]) -> None:
+    assert split_address(address) == parts
+
+
+def test_bridge_config_type_is_exported() -> None:
+    assert isinstance(parse_config(base(), environ={}), BridgeConfig)
