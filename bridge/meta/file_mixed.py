@@ -1,0 +1,234 @@
+"""canal's FileMixedMetaManager: any in-memory manager plus cursors persisted to files.
+
+Layout: ``<directory>/<destination>/meta.dat`` (JSON, see ``bridge.meta.codec``), holding each
+subscribed client of the destination with its acked cursor. Batches stay in memory only: after
+a restart, unacked batches are simply delivered again from the cursor.
+
+When files are written:
+
+* cursor updates mark their destination dirty; a background thread writes dirty destinations
+  every ``flush_period_ms`` (so a cursor written at most that long ago may be lost on a crash:
+  the tail after it is delivered again, nothing is skipped);
+* subscribe/unsubscribe write their destination at once (rare, and must not be lost);
+* ``stop()`` writes whatever is still dirty.
+
+A failed periodic write is logged and retried next period; ``stop()`` raises it if the final
+write fails too. On ``start`` every existing ``meta.dat`` is loaded; one that does not parse
+raises ``CorruptMetaFile`` naming it, never a silent reset.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from bridge.meta import codec, files
+from bridge.meta.base import ClientIdentity, MetaManager
+from bridge.meta.exceptions import (
+    CorruptMetaFile,
+    MetaAlreadyStarted,
+    MetaCodecError,
+    MetaError,
+    MetaNotRunning,
+    MetaWriteFailed,
+)
+from bridge.position import LogPosition, PositionRange
+
+META_FILE = "meta.dat"
+
+log = logging.getLogger(__name__)
+
+
+class FileMixedMetaManager:
+    def __init__(
+        self, delegate: MetaManager, directory: Path | str, flush_period_ms: int = 1000
+    ) -> None:
+        if flush_period_ms <= 0:
+            raise MetaError(f"flush_period_ms must be > 0, got {flush_period_ms}")
+        self._delegate = delegate
+        self.directory = Path(directory)
+        self.flush_period_ms = flush_period_ms
+        self._running = False
+        self._dirty: set[str] = set()
+        self._dirty_lock = threading.Lock()
+        self._write_lock = threading.Lock()  # one writer at a time: no older content wins
+        self._stop_flushing = threading.Event()
+        self._flusher: threading.Thread | None = None
+        self.last_flush_error: MetaError | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._running:
+            raise MetaAlreadyStarted()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._delegate.start()
+        try:
+            self._load_all()
+        except BaseException:
+            self._delegate.stop()
+            raise
+        self._running = True
+        self._stop_flushing.clear()
+        self._flusher = threading.Thread(
+            target=self._flush_periodically, name=f"meta-flush:{self.directory}", daemon=True
+        )
+        self._flusher.start()
+
+    def stop(self) -> None:
+        """Stop the flush thread, write what is dirty, stop the delegate (even if that fails)."""
+        if not self._running:
+            return
+        self._running = False
+        self._stop_flushing.set()
+        if self._flusher is not None:
+            self._flusher.join()
+            self._flusher = None
+        try:
+            self.flush(raise_errors=True)
+        finally:
+            self._delegate.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def flusher_alive(self) -> bool:
+        return self._flusher is not None and self._flusher.is_alive()
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def meta_file(self, destination: str) -> Path:
+        return self.directory / _checked_destination(destination) / META_FILE
+
+    def flush(self, *, raise_errors: bool = False) -> None:
+        """Write every dirty destination now; failed ones stay dirty for the next try."""
+        with self._dirty_lock:
+            dirty, self._dirty = self._dirty, set()
+        for destination in sorted(dirty):
+            try:
+                self._write(destination)
+            except MetaError as exc:
+                self._mark_dirty(destination)
+                self.last_flush_error = exc
+                if raise_errors:
+                    raise
+                log.error("meta flush failed, retrying in %d ms: %s", self.flush_period_ms, exc)
+
+    def _flush_periodically(self) -> None:
+        while not self._stop_flushing.wait(self.flush_period_ms / 1000):
+            self.flush()
+
+    def _write(self, destination: str) -> None:
+        path = self.meta_file(destination)
+        with self._write_lock:
+            clients = [
+                (client, self._delegate.get_cursor(client))
+                for client in self._delegate.list_subscriptions(destination)
+            ]
+            data = codec.dumps_meta_file(destination, clients)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                files.write_atomic(path, data)
+            except OSError as exc:
+                raise MetaWriteFailed(path, str(exc)) from exc
+
+    def _load_all(self) -> None:
+        for folder in sorted(p for p in self.directory.iterdir() if p.is_dir()):
+            path = folder / META_FILE
+            for leftover in files.remove_temp_files(path):
+                log.warning("removed %s, left by an interrupted meta write", leftover)
+            if not path.exists():
+                continue
+            destination = folder.name
+            for client, cursor in self._read(path, destination):
+                self._delegate.subscribe(client)
+                if cursor is not None:
+                    self._delegate.update_cursor(client, cursor)
+
+    @staticmethod
+    def _read(path: Path, destination: str) -> list[codec.ClientCursor]:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CorruptMetaFile(path, f"unreadable: {exc}") from exc
+        if not data.strip():
+            raise CorruptMetaFile(path, "the file is empty")
+        try:
+            named, clients = codec.loads_meta_file(data)
+        except MetaCodecError as exc:
+            raise CorruptMetaFile(path, str(exc)) from exc
+        if named != destination:
+            raise CorruptMetaFile(path, f"it belongs to destination {named!r}, not {destination!r}")
+        return clients
+
+    def _mark_dirty(self, destination: str) -> None:
+        with self._dirty_lock:
+            self._dirty.add(destination)
+
+    # -- MetaManager, delegated --------------------------------------------------------------
+
+    def subscribe(self, client: ClientIdentity) -> None:
+        self._check()
+        _checked_destination(client.destination)
+        self._delegate.subscribe(client)
+        self._mark_dirty(client.destination)
+        self.flush(raise_errors=True)
+
+    def unsubscribe(self, client: ClientIdentity) -> None:
+        self._check()
+        self._delegate.unsubscribe(client)
+        self._mark_dirty(client.destination)
+        self.flush(raise_errors=True)
+
+    def has_subscribe(self, client: ClientIdentity) -> bool:
+        return self._delegate.has_subscribe(client)
+
+    def list_subscriptions(self, destination: str) -> list[ClientIdentity]:
+        return self._delegate.list_subscriptions(destination)
+
+    def get_cursor(self, client: ClientIdentity) -> LogPosition | None:
+        return self._delegate.get_cursor(client)
+
+    def update_cursor(self, client: ClientIdentity, position: LogPosition) -> None:
+        self._delegate.update_cursor(client, position)
+        self._mark_dirty(client.destination)  # after the update: a flush never misses it
+
+    def add_batch(self, client: ClientIdentity, position_range: PositionRange) -> int:
+        return self._delegate.add_batch(client, position_range)
+
+    def get_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange | None:
+        return self._delegate.get_batch(client, batch_id)
+
+    def remove_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange:
+        return self._delegate.remove_batch(client, batch_id)
+
+    def get_first_batch(self, client: ClientIdentity) -> PositionRange | None:
+        return self._delegate.get_first_batch(client)
+
+    def get_last_batch(self, client: ClientIdentity) -> PositionRange | None:
+        return self._delegate.get_last_batch(client)
+
+    def list_all_batch_ids(self, client: ClientIdentity) -> list[int]:
+        return self._delegate.list_all_batch_ids(client)
+
+    def clear_all_batches(self, client: ClientIdentity) -> None:
+        self._delegate.clear_all_batches(client)
+
+    def _check(self) -> None:
+        if not self._running:
+            raise MetaNotRunning()
+
+
+def _checked_destination(destination: str) -> str:
+    """Destinations name directories: refuse anything that is not one plain path component."""
+    if (
+        not destination
+        or destination in (".", "..")
+        or any(c in destination for c in "/\\\0")
+        or destination.startswith(".")
+    ):
+        raise MetaError(f"destination {destination!r} cannot name a meta directory")
+    return destination

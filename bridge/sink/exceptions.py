@@ -1,0 +1,30 @@
+"""Errors of the sink: bad filter definitions and a stopped sink."""
+
+from __future__ import annotations
+
+from bridge.exceptions import BridgeError
+
+
+class SinkError(BridgeError):
+    """Base class of every error raised by ``bridge.sink``."""
+
+
+class InvalidFilter(SinkError):
+    """A table or field filter cannot be compiled; raised when it is built, never mid-stream."""
+
+    def __init__(self, item: str, reason: str) -> None:
+        super().__init__(f"invalid filter {item!r}: {reason}")
+        self.item = item
+        self.reason = reason
+
+
+class SinkStopped(SinkError):
+    """The sink was stopped while (or before) putting entries into the store."""
+
+    def __init__(self) -> None:
+        super().__init__("event sink is not running; entries were not stored")
+
+
+class SinkAlreadyStarted(SinkError):
+    def __init__(self) -> None:
+        super().__init__("event sink is already running; stop() it before start()")

@@ -1,0 +1,142 @@
+"""canal's EntryEventSink: filter entries, then put them into the store with backpressure.
+
+What is stored, per entry kind:
+
+* ROWDATA (DML and DDL) whose ``schema.table`` the table filter accepts, with the field filter
+  applied to DML row images. An entry with neither schema nor table name is kept (there is
+  nothing to filter on). Schema-level DDL is matched as ``schema.`` (empty table), as canal's
+  sink does: ``shop\\..*`` keeps ``CREATE DATABASE shop``, ``shop\\.orders`` does not.
+* TRANSACTIONBEGIN is held back until the transaction's first kept row, so it is stored just
+  before it; TRANSACTIONEND is stored if a row of its transaction was stored.
+* Empty transactions (every row filtered out) are dropped like canal's
+  ``filterEmtryTransactionEntry``, except one every ``empty_transaction_threshold`` or
+  ``empty_transaction_interval_ms`` of binlog time, so the acked position keeps advancing
+  while only filtered tables change.
+* HEARTBEAT entries are not stored (canal's HeartBeatEntryEventHandler drops them too).
+
+If ``sink`` raises (stopped, store error), the transaction state is undefined until
+``reset()``; the parser calls it when it restarts from a transaction boundary.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bridge.entry import Entry, EntryType
+from bridge.position import LogIdentity
+from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
+from bridge.sink.filters import FieldFilter, TableFilter
+from bridge.store import Event, EventStore
+
+
+@dataclass(frozen=True, slots=True)
+class SinkOptions:
+    """canal's defaults: ``filterTransactionEntry`` on, 8192 empty transactions or 5 s."""
+
+    filter_empty_transactions: bool = True
+    empty_transaction_threshold: int = 8192
+    empty_transaction_interval_ms: int = 5000
+    put_poll_seconds: float = 0.5  # how soon a put blocked on a full store notices stop()
+
+
+class EntrySink:
+    def __init__(
+        self,
+        store: EventStore,
+        table_filter: TableFilter | None = None,
+        field_filter: FieldFilter | None = None,
+        options: SinkOptions | None = None,
+    ) -> None:
+        self._store = store
+        self.table_filter = table_filter
+        self.field_filter = field_filter if field_filter else None
+        self.options = options or SinkOptions()
+        self._running = False
+        self._lock = threading.Lock()
+        self._held_begin: Event | None = None
+        self._rows_stored = False
+        self._empty_count = 0
+        self._empty_last_ms: int | None = None
+
+    def start(self) -> None:
+        if self._running:
+            raise SinkAlreadyStarted()
+        self.reset()
+        self._running = True
+
+    def stop(self) -> None:
+        self._running = False
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def reset(self) -> None:
+        self._held_begin = None
+        self._rows_stored = False
+
+    def sink(self, entries: Sequence[Entry], identity: LogIdentity) -> int:
+        with self._lock:
+            if not self._running:
+                raise SinkStopped()
+            events = self._select(entries, identity)
+            if events:
+                self._put(events)
+            return len(events)
+
+    def _select(self, entries: Sequence[Entry], identity: LogIdentity) -> list[Event]:
+        out: list[Event] = []
+        for entry in entries:
+            kind = entry.entry_type
+            if kind is EntryType.TRANSACTIONBEGIN:
+                self._held_begin = Event(identity, entry)
+                self._rows_stored = False
+            elif kind is EntryType.ROWDATA:
+                if not self._accepts(entry):
+                    continue
+                if self._held_begin is not None:
+                    out.append(self._held_begin)
+                    self._held_begin = None
+                kept = entry if self.field_filter is None else self.field_filter.apply(entry)
+                out.append(Event(identity, kept))
+                self._rows_stored = True
+            elif kind is EntryType.TRANSACTIONEND:
+                if self._rows_stored or self._pass_empty(entry):
+                    if self._held_begin is not None:
+                        out.append(self._held_begin)
+                    out.append(Event(identity, entry))
+                self._held_begin = None
+                self._rows_stored = False
+        return out
+
+    def _accepts(self, entry: Entry) -> bool:
+        header = entry.header
+        if self.table_filter is None or not (header.schema_name or header.table_name):
+            return True
+        return self.table_filter.accepts(header.schema_name, header.table_name)
+
+    def _pass_empty(self, end: Entry) -> bool:
+        """Whether an empty transaction is stored anyway (canal's periodic pass-through)."""
+        options = self.options
+        if not options.filter_empty_transactions:
+            return True
+        now = end.header.execute_time
+        self._empty_count += 1
+        if (
+            self._empty_last_ms is None
+            or self._empty_count > options.empty_transaction_threshold
+            or abs(now - self._empty_last_ms) > options.empty_transaction_interval_ms
+        ):
+            self._empty_count = 0
+            self._empty_last_ms = now
+            return True
+        return False
+
+    def _put(self, events: list[Event]) -> None:
+        """Block until the store takes ``events`` (backpressure), or until ``stop()``."""
+        while self._running:
+            if self._store.put(events, timeout=self.options.put_poll_seconds):
+                return
+        raise SinkStopped()

@@ -1,0 +1,102 @@
+"""The event store interface (canal's CanalEventStore) and what flows through it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from bridge.entry import Entry, EntryType
+from bridge.position import LogIdentity, LogPosition, PositionRange, position_of
+
+
+class BatchMode(Enum):
+    """How capacity and get batch sizes are counted (canal's BatchMode)."""
+
+    ITEMSIZE = "ITEMSIZE"
+    MEMSIZE = "MEMSIZE"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An entry with the source it was read from (canal's store Event)."""
+
+    identity: LogIdentity
+    entry: Entry
+
+    def log_position(self, *, included: bool = False) -> LogPosition:
+        """Where the entry starts, tagged with its source (canal's createPosition)."""
+        return LogPosition(self.identity, position_of(self.entry).with_included(included))
+
+    @property
+    def is_ack_point(self) -> bool:
+        """Whether resuming right after this entry starts on a transaction boundary.
+
+        A TRANSACTIONEND closes a transaction; a DDL statement is a transaction of its own
+        (MySQL commits implicitly around it), as canal also treats it.
+        """
+        return self.entry.entry_type is EntryType.TRANSACTIONEND or self.entry.is_ddl
+
+
+@dataclass(frozen=True, slots=True)
+class Events:
+    """One batch handed out by ``get``.
+
+    ``first_sequence``/``last_sequence`` are the store's sequence numbers of the first and last
+    event; acking ``last_sequence`` is exact even when two entries share a binlog position.
+    For an empty batch ``range`` is ``None`` and ``last_sequence == first_sequence - 1``.
+    """
+
+    events: tuple[Event, ...]
+    range: PositionRange | None
+    first_sequence: int
+    last_sequence: int
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(event.entry for event in self.events)
+
+    @property
+    def mem_size(self) -> int:
+        return sum(event.entry.mem_size for event in self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __bool__(self) -> bool:
+        return bool(self.events)
+
+
+class EventStore(Protocol):
+    """A bounded buffer between the sink (producer) and the getter (consumer).
+
+    Three sequences ``put >= get >= ack``: delivered entries stay until acked, so a
+    ``rollback`` delivers them again. ``put`` blocks while full (backpressure to the parser).
+    """
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None:
+        """Stop and release every blocked caller with ``StoreStopped``."""
+
+    @property
+    def running(self) -> bool: ...
+
+    def put(self, events: Sequence[Event], timeout: float | None = None) -> bool:
+        """Add all of ``events`` or none; wait for room (``None`` = forever). False on timeout."""
+
+    def try_put(self, events: Sequence[Event]) -> bool: ...
+
+    def get(self, batch_size: int, timeout: float | None = None) -> Events:
+        """``None``: what is there now; ``<= 0``: wait for a full batch; ``> 0``: wait so long."""
+
+    def ack(self, target: int | LogPosition) -> None:
+        """Free everything up to and including a sequence number or an entry's position."""
+
+    def rollback(self) -> None:
+        """Forget what was delivered but not acked: the next get starts after the ack."""
+
+    def first_position(self) -> LogPosition | None: ...
+
+    def latest_position(self) -> LogPosition | None: ...

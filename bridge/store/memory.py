@@ -1,0 +1,293 @@
+"""canal's MemoryEventStoreWithBuffer: a ring buffer with put/get/ack sequences.
+
+Capacity is ``buffer_size`` slots and, in MEMSIZE mode, also ``buffer_size * mem_unit`` bytes
+(each entry charged ``Entry.mem_size``). Like canal, the byte check only asks whether the store
+is below capacity *before* a put, so one oversized entry can always get in and the store never
+deadlocks; the slot check is exact. Every operation holds one lock; blocked callers wait on
+conditions and are woken by the operation that can let them through, or by ``stop``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bridge.position import LogPosition, PositionRange, resume_position_after
+from bridge.store.base import BatchMode, Event, Events
+from bridge.store.exceptions import (
+    AckOutOfRange,
+    BatchTooLarge,
+    NoMatchingPosition,
+    StoreAlreadyStarted,
+    StoreError,
+    StoreStopped,
+)
+
+_INIT_SEQUENCE = -1
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStoreConfig:
+    """canal's ``canal.instance.memory.*`` settings.
+
+    Defaults are canal's except ``batch_mode``: ITEMSIZE, as in ``bridge.config`` (canal
+    defaults to MEMSIZE), so that a get's ``batch_size`` counts entries unless asked otherwise.
+    """
+
+    buffer_size: int = 16384
+    mem_unit: int = 1024
+    batch_mode: BatchMode = BatchMode.ITEMSIZE
+    ddl_isolation: bool = False
+
+    def __post_init__(self) -> None:
+        size = self.buffer_size
+        if size < 1 or size & (size - 1):
+            raise StoreError(f"buffer_size must be a power of two >= 1, got {size}")
+        if self.mem_unit < 1:
+            raise StoreError(f"mem_unit must be >= 1 byte, got {self.mem_unit}")
+
+
+class MemoryEventStore:
+    """The in-memory ``EventStore``.
+
+    In MEMSIZE mode ``get(batch_size)`` counts ``batch_size * mem_unit`` bytes, as canal does:
+    events are taken while the bytes taken so far are <= that limit, so a batch may exceed it
+    by its last event and always holds at least one.
+    """
+
+    def __init__(self, config: MemoryStoreConfig | None = None) -> None:
+        self.config = config or MemoryStoreConfig()
+        self._mask = self.config.buffer_size - 1
+        self._lock = threading.Lock()
+        self._not_full = threading.Condition(self._lock)
+        self._not_empty = threading.Condition(self._lock)
+        self._running = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self._slots: list[Event | None] = [None] * self.config.buffer_size
+        self._put_seq = self._get_seq = self._ack_seq = _INIT_SEQUENCE
+        self._put_mem = self._get_mem = self._ack_mem = 0
+        self._last_put: Event | None = None
+        self._last_ack: Event | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        with self._lock:
+            if self._running:
+                raise StoreAlreadyStarted()
+            self._reset()
+            self._running = True
+
+    def stop(self) -> None:
+        with self._lock:
+            self._running = False
+            self._slots = [None] * self.config.buffer_size
+            self._not_full.notify_all()
+            self._not_empty.notify_all()
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    # -- introspection -----------------------------------------------------------------------
+
+    @property
+    def put_sequence(self) -> int:
+        return self._put_seq
+
+    @property
+    def get_sequence(self) -> int:
+        return self._get_seq
+
+    @property
+    def ack_sequence(self) -> int:
+        return self._ack_seq
+
+    @property
+    def used_memory(self) -> int:
+        """Bytes held by entries not yet acked."""
+        return self._put_mem - self._ack_mem
+
+    @property
+    def capacity_bytes(self) -> int:
+        return self.config.buffer_size * self.config.mem_unit
+
+    # -- put ---------------------------------------------------------------------------------
+
+    def put(self, events: Sequence[Event], timeout: float | None = None) -> bool:
+        if len(events) > self.config.buffer_size:
+            raise BatchTooLarge(len(events), self.config.buffer_size)
+        with self._lock:
+            self._check_running("put")
+            if not events:
+                return True
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not self._has_room(len(events)):
+                if not self._wait(self._not_full, deadline):
+                    return False
+                self._check_running("put")
+            self._do_put(events)
+            return True
+
+    def try_put(self, events: Sequence[Event]) -> bool:
+        return self.put(events, timeout=0)
+
+    def _has_room(self, count: int) -> bool:
+        if self._put_seq + count - self._ack_seq > self.config.buffer_size:
+            return False
+        if self.config.batch_mode is BatchMode.MEMSIZE:
+            return self._put_mem - self._ack_mem < self.capacity_bytes
+        return True
+
+    def _do_put(self, events: Sequence[Event]) -> None:
+        for event in events:
+            self._put_seq += 1
+            self._slots[self._put_seq & self._mask] = event
+            self._put_mem += event.entry.mem_size
+        self._last_put = events[-1]
+        self._not_empty.notify_all()
+
+    # -- get ---------------------------------------------------------------------------------
+
+    def get(self, batch_size: int, timeout: float | None = None) -> Events:
+        if batch_size < 1:
+            raise StoreError(f"batch_size must be >= 1, got {batch_size}")
+        with self._lock:
+            self._check_running("get")
+            if timeout is not None:
+                deadline = None if timeout <= 0 else time.monotonic() + timeout
+                while not self._has_batch(batch_size):
+                    if not self._wait(self._not_empty, deadline):
+                        break
+                    self._check_running("get")
+            return self._do_get(batch_size)
+
+    def _has_batch(self, batch_size: int) -> bool:
+        if self.config.batch_mode is BatchMode.MEMSIZE:
+            return self._put_mem - self._get_mem >= batch_size * self.config.mem_unit
+        return self._put_seq - self._get_seq >= batch_size
+
+    def _do_get(self, batch_size: int) -> Events:
+        first = self._get_seq + 1
+        taken: list[Event] = []
+        mem = 0
+        mem_limit = batch_size * self.config.mem_unit
+        by_items = self.config.batch_mode is BatchMode.ITEMSIZE
+        sequence = first
+        while sequence <= self._put_seq:
+            if by_items and len(taken) >= batch_size:
+                break
+            if not by_items and mem > mem_limit:
+                break
+            event = self._slot(sequence)
+            if self.config.ddl_isolation and event.entry.is_ddl:
+                if not taken:
+                    taken.append(event)
+                    mem += event.entry.mem_size
+                break
+            taken.append(event)
+            mem += event.entry.mem_size
+            sequence += 1
+        self._get_seq = first + len(taken) - 1
+        self._get_mem += mem
+        return Events(tuple(taken), _range_of(taken), first, self._get_seq)
+
+    # -- ack / rollback ----------------------------------------------------------------------
+
+    def ack(self, target: int | LogPosition) -> None:
+        with self._lock:
+            self._check_running("ack")
+            if isinstance(target, LogPosition):
+                sequence = self._find_last(target)
+            else:
+                sequence = target
+                if not self._ack_seq < sequence <= self._get_seq:
+                    raise AckOutOfRange(sequence, self._ack_seq, self._get_seq)
+            freed = 0
+            for seq in range(self._ack_seq + 1, sequence + 1):
+                event = self._slot(seq)
+                freed += event.entry.mem_size
+                self._slots[seq & self._mask] = None
+                self._last_ack = event
+            self._ack_seq = sequence
+            self._ack_mem += freed
+            self._not_full.notify_all()
+
+    def _find_last(self, position: LogPosition) -> int:
+        """The last delivered, unacked entry at ``position`` (canal's cleanUntil match)."""
+        wanted = position.position
+        for seq in range(self._get_seq, self._ack_seq, -1):
+            header = self._slot(seq).entry.header
+            if (
+                header.logfile_name == wanted.journal_name
+                and header.logfile_offset == wanted.position
+                and (wanted.timestamp is None or header.execute_time == wanted.timestamp)
+            ):
+                return seq
+        raise NoMatchingPosition(position)
+
+    def rollback(self) -> None:
+        with self._lock:
+            self._check_running("rollback")
+            self._get_seq = self._ack_seq
+            self._get_mem = self._ack_mem
+            self._not_empty.notify_all()
+
+    # -- positions ---------------------------------------------------------------------------
+
+    def first_position(self) -> LogPosition | None:
+        """Where consumption stands: the first unacked entry (not included) or the last acked one
+        (included); ``None`` for an empty store that has acked nothing."""
+        with self._lock:
+            if self._last_ack is not None:
+                return self._last_ack.log_position(included=True)
+            if self._put_seq > self._ack_seq:
+                return self._slot(self._ack_seq + 1).log_position(included=False)
+            return None
+
+    def latest_position(self) -> LogPosition | None:
+        """The last entry put (included), or ``None`` before the first put."""
+        with self._lock:
+            if self._last_put is None:
+                return None
+            return self._last_put.log_position(included=True)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _slot(self, sequence: int) -> Event:
+        event = self._slots[sequence & self._mask]
+        if event is None:  # only reachable through a bug in the sequence arithmetic
+            raise StoreError(f"slot of sequence {sequence} is empty")
+        return event
+
+    def _check_running(self, operation: str) -> None:
+        if not self._running:
+            raise StoreStopped(operation)
+
+    @staticmethod
+    def _wait(condition: threading.Condition, deadline: float | None) -> bool:
+        """Wait once; False when the deadline has passed (the caller gives up)."""
+        if deadline is None:
+            condition.wait()
+            return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        condition.wait(remaining)
+        return True
+
+
+def _range_of(events: list[Event]) -> PositionRange | None:
+    """start/end of the batch; ack after its last transaction end or DDL (None without one)."""
+    if not events:
+        return None
+    ack: LogPosition | None = None
+    for event in reversed(events):
+        if event.is_ack_point:
+            ack = LogPosition(event.identity, resume_position_after(event.entry))
+            break
+    return PositionRange(events[0].log_position(), events[-1].log_position(), ack)

@@ -1,0 +1,245 @@
+"""EntrySink: filtering, empty transactions, backpressure and stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from bridge.entry import Entry, EntryType
+from bridge.position import LogIdentity
+from bridge.sink import (
+    EntrySink,
+    FieldFilter,
+    SinkAlreadyStarted,
+    SinkOptions,
+    SinkStopped,
+    TableFilter,
+    TransactionBuffer,
+)
+from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
+from tests.unit.store.factories import (
+    IDENTITY,
+    begin,
+    col,
+    ddl,
+    end,
+    header,
+    heartbeat,
+    row,
+)
+
+
+@pytest.fixture
+def store() -> Iterator[MemoryEventStore]:
+    s = MemoryEventStore(MemoryStoreConfig(buffer_size=64, batch_mode=BatchMode.ITEMSIZE))
+    s.start()
+    yield s
+    s.stop()
+
+
+def _sink(
+    store: MemoryEventStore,
+    regex: str = "",
+    black: str = "",
+    field: str = "",
+    **options: object,
+) -> EntrySink:
+    sink = EntrySink(
+        store,
+        TableFilter(regex, black),
+        FieldFilter(field),
+        SinkOptions(**options),  # type: ignore[arg-type]
+    )
+    sink.start()
+    return sink
+
+
+def _stored(store: MemoryEventStore) -> list[tuple[str, int]]:
+    return [(e.entry_type.name[:5], e.header.logfile_offset) for e in store.get(64).entries]
+
+
+def test_keeps_accepted_rows_with_their_transaction(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\..*")
+    n = sink.sink([begin(0), row(1, "shop", "orders"), end(2)], IDENTITY)
+    assert n == 3
+    assert _stored(store) == [("TRANS", 0), ("ROWDA", 1), ("TRANS", 2)]
+
+
+def test_drops_rows_of_other_tables(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\.orders")
+    sink.sink(
+        [begin(0), row(1, "shop", "audit"), row(2, "shop", "orders"), row(3, "x", "y"), end(4)],
+        IDENTITY,
+    )
+    assert _stored(store) == [("TRANS", 0), ("ROWDA", 2), ("TRANS", 4)]
+
+
+def test_black_list_drops_rows(store: MemoryEventStore) -> None:
+    sink = _sink(store, black=r"mysql\..*")
+    sink.sink([begin(0), row(1, "mysql", "user"), row(2, "shop", "a"), end(3)], IDENTITY)
+    assert [o for _, o in _stored(store)] == [0, 2, 3]
+
+
+def test_ddl_is_filtered_by_its_table(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\.orders")
+    sink.sink([ddl(0, "shop", "audit")], IDENTITY)
+    sink.sink([ddl(1, "shop", "orders")], IDENTITY)
+    sink.sink([ddl(2, "shop", "")], IDENTITY)  # schema-level: "shop." does not match
+    assert _stored(store) == [("ROWDA", 1)]
+
+
+def test_schema_level_ddl_kept_by_schema_wide_pattern(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\..*")
+    sink.sink([ddl(0, "shop", "")], IDENTITY)
+    assert _stored(store) == [("ROWDA", 0)]
+
+
+def test_entries_without_names_are_kept(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\.orders")
+    sink.sink([ddl(0, "", "")], IDENTITY)
+    assert len(_stored(store)) == 1
+
+
+def test_heartbeats_are_not_stored(store: MemoryEventStore) -> None:
+    sink = _sink(store)
+    assert sink.sink([heartbeat(0)], IDENTITY) == 0
+    assert store.put_sequence == -1
+
+
+def test_field_filter_is_applied(store: MemoryEventStore) -> None:
+    sink = _sink(store, field="shop.orders:id")
+    columns = (col(0, "id", "1", key=True), col(1, "note", "x"))
+    sink.sink([begin(0), row(1, "shop", "orders", columns=columns), end(2)], IDENTITY)
+    stored = store.get(8).entries[1]
+    assert stored.row_change is not None
+    assert [c.name for c in stored.row_change.row_datas[0].after] == ["id"]
+
+
+def test_identity_is_attached(store: MemoryEventStore) -> None:
+    other = LogIdentity("10.0.0.2:3306", 99)
+    _sink(store).sink([row(0, "a", "b")], other)
+    batch = store.get(8)
+    assert batch.events[0].identity == other
+
+
+# -- empty transactions --------------------------------------------------------------------
+
+
+def test_empty_transactions_are_dropped_with_periodic_pass_through(
+    store: MemoryEventStore,
+) -> None:
+    sink = _sink(store, r"shop\..*", empty_transaction_threshold=3)
+    ts = 1_700_000_000_000
+    stored = []
+    for i in range(9):
+        # every transaction touches only a filtered table, all at the same binlog time
+        o = i * 10
+        txn = [
+            Entry(header(o, ts=ts), EntryType.TRANSACTIONBEGIN),
+            Entry(header(o + 1, schema="x", table="y", ts=ts), EntryType.ROWDATA),
+            Entry(header(o + 2, ts=ts), EntryType.TRANSACTIONEND),
+        ]
+        stored.append(sink.sink(txn, IDENTITY))
+    # the first passes (no previous), then one every threshold+1 empty transactions
+    assert stored == [2, 0, 0, 0, 2, 0, 0, 0, 2]
+
+
+def test_empty_transaction_passes_after_interval(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\..*", empty_transaction_interval_ms=5000)
+    # factories give execute_time = base + offset (ms)
+    assert sink.sink([begin(0), row(1, "x", "y"), end(2)], IDENTITY) == 2
+    assert sink.sink([begin(100), end(4000)], IDENTITY) == 0
+    assert sink.sink([begin(5000), end(5003)], IDENTITY) == 2
+    assert _stored(store) == [("TRANS", 0), ("TRANS", 2), ("TRANS", 5000), ("TRANS", 5003)]
+
+
+def test_empty_transactions_kept_when_not_filtering(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\..*", filter_empty_transactions=False)
+    for i in range(3):
+        assert sink.sink([begin(i * 10), row(i * 10 + 1, "x", "y"), end(i * 10 + 2)], IDENTITY) == 2
+
+
+def test_begin_is_held_until_the_first_kept_row_across_pieces(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\..*")
+    assert sink.sink([begin(0), row(1, "x", "y")], IDENTITY) == 0
+    assert sink.sink([row(2, "shop", "a"), row(3, "x", "y")], IDENTITY) == 2
+    assert sink.sink([row(4, "x", "y"), end(5)], IDENTITY) == 1, "END closes a stored txn"
+    assert [o for _, o in _stored(store)] == [0, 2, 5]
+
+
+def test_end_without_stored_rows_after_reset(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\..*")
+    sink.sink([begin(0), row(1, "shop", "a")], IDENTITY)
+    sink.reset()
+    # an END whose transaction state was lost counts as empty; first empty passes
+    assert sink.sink([end(2)], IDENTITY) == 1
+    assert sink.sink([begin(3), end(4)], IDENTITY) == 0
+
+
+def test_works_behind_a_transaction_buffer(store: MemoryEventStore) -> None:
+    sink = _sink(store, r"shop\..*")
+    buffer = TransactionBuffer(lambda entries: sink.sink(entries, IDENTITY) and None, 3)
+    for entry in (begin(0), row(1, "shop", "a"), row(2, "shop", "b"), row(3, "x", "y"), end(4)):
+        buffer.add(entry)
+    assert [o for _, o in _stored(store)] == [0, 1, 2, 4]
+
+
+# -- lifecycle and backpressure ------------------------------------------------------------
+
+
+def test_double_start_raises(store: MemoryEventStore) -> None:
+    sink = _sink(store)
+    with pytest.raises(SinkAlreadyStarted):
+        sink.start()
+
+
+def test_sink_refused_when_stopped(store: MemoryEventStore) -> None:
+    sink = EntrySink(store)
+    with pytest.raises(SinkStopped):
+        sink.sink([row(0, "a", "b")], IDENTITY)
+
+
+def test_put_blocks_while_store_full_then_proceeds() -> None:
+    store = MemoryEventStore(MemoryStoreConfig(buffer_size=2, batch_mode=BatchMode.ITEMSIZE))
+    store.start()
+    sink = _sink(store, put_poll_seconds=0.05)
+    sink.sink([row(0, "a", "b"), row(1, "a", "b")], IDENTITY)
+    done = threading.Event()
+    worker = threading.Thread(
+        target=lambda: (sink.sink([row(2, "a", "b")], IDENTITY), done.set()), daemon=True
+    )
+    worker.start()
+    assert not done.wait(0.2), "sink must block while the store is full"
+    store.ack(store.get(1).last_sequence)
+    assert done.wait(2)
+    worker.join(2)
+    assert store.put_sequence == 2
+    store.stop()
+
+
+def test_stop_releases_a_blocked_sink() -> None:
+    store = MemoryEventStore(MemoryStoreConfig(buffer_size=1, batch_mode=BatchMode.ITEMSIZE))
+    store.start()
+    sink = _sink(store, put_poll_seconds=0.05)
+    sink.sink([row(0, "a", "b")], IDENTITY)
+    errors: list[BaseException] = []
+
+    def blocked() -> None:
+        try:
+            sink.sink([row(1, "a", "b")], IDENTITY)
+        except BaseException as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=blocked, daemon=True)
+    worker.start()
+    time.sleep(0.1)
+    started = time.monotonic()
+    sink.stop()
+    worker.join(2)
+    assert not worker.is_alive()
+    assert time.monotonic() - started < 1.0
+    assert len(errors) == 1 and isinstance(errors[0], SinkStopped)
+    store.stop()
