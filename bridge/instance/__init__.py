@@ -1,0 +1,18 @@
+"""Instances (one per destination) and the embedded server's get / ack / rollback API."""
+
+from bridge.instance.api import EMPTY_BATCH_ID, CanalService, Message
+from bridge.instance.exceptions import InstanceError, InstanceFailed, UnknownDestination
+from bridge.instance.instance import Instance, mq_client
+from bridge.instance.server import EmbeddedServer
+
+__all__ = [
+    "EMPTY_BATCH_ID",
+    "CanalService",
+    "EmbeddedServer",
+    "Instance",
+    "InstanceError",
+    "InstanceFailed",
+    "Message",
+    "UnknownDestination",
+    "mq_client",
+]

@@ -1,0 +1,199 @@
+"""One destination's pipeline: canal's AbstractCanalInstance.
+
+Parts start in the order meta -> store -> sink -> parser and stop in reverse. The parser runs in
+its own thread: it finds the start position, reads entries, groups them in the transaction
+buffer and puts them through the sink into the store, where ``put`` blocks while the store is
+full (backpressure reaching the binlog socket).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from bridge.config import DestinationConfig
+from bridge.entry import Entry, EntryType
+from bridge.instance.exceptions import InstanceFailed
+from bridge.instance.log_position import (
+    FailbackLogPositionManager,
+    MemoryLogPositionManager,
+    MetaLogPositionManager,
+)
+from bridge.instance.start_position import StartPositionFinder
+from bridge.meta import ClientIdentity, MetaManager
+from bridge.parse.exceptions import (
+    BinlogPurged,
+    SchemaMismatch,
+    SourceAccessDenied,
+    SourceMisconfigured,
+)
+from bridge.parse.parser import BinlogParser
+from bridge.position import LogIdentity, LogPosition, resume_position_after
+from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
+from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
+from bridge.store.exceptions import StoreStopped
+
+log = logging.getLogger(__name__)
+
+MQ_CLIENT_ID = 1001
+FATAL_ERRORS = (SourceMisconfigured, SourceAccessDenied, BinlogPurged, SchemaMismatch)
+
+
+def mq_client(destination: str) -> ClientIdentity:
+    """The one client of a destination in MQ mode (canal's clientId 1001)."""
+    return ClientIdentity(destination, MQ_CLIENT_ID)
+
+
+class Instance:
+    def __init__(
+        self,
+        config: DestinationConfig,
+        meta: MetaManager,
+        parser_factory: Callable[[DestinationConfig], BinlogParser] | None = None,
+        restart_delay_s: float = 2.0,
+    ) -> None:
+        self.config = config
+        self.destination = config.name
+        self.identity = LogIdentity(config.source.address, config.source.slave_id)
+        self.meta = meta
+        self.store = MemoryEventStore(
+            MemoryStoreConfig(
+                buffer_size=config.store.buffer_size,
+                mem_unit=config.store.mem_unit,
+                batch_mode=BatchMode[config.store.mode],
+                ddl_isolation=config.store.ddl_isolation,
+            )
+        )
+        field_filter = FieldFilter(config.filter.field, config.filter.black_field)
+        self.sink = EntrySink(
+            self.store,
+            TableFilter(config.filter.regex, config.filter.black_regex),
+            field_filter if field_filter else None,
+        )
+        self.memory_positions = MemoryLogPositionManager()
+        self.positions = FailbackLogPositionManager(
+            self.memory_positions, MetaLogPositionManager(meta)
+        )
+        make_parser = parser_factory or _default_parser
+        self.parser = make_parser(config)
+        self.restart_delay_s = restart_delay_s
+        self.get_lock = threading.Lock()
+        self.ack_lock = threading.Lock()
+        self.failure: BaseException | None = None
+        self.last_event_ms = 0  # binlog time of the newest entry seen (heartbeats included)
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError(f"instance {self.destination} already started")
+        if not self.meta.running:
+            self.meta.start()
+        client = mq_client(self.destination)
+        if not self.meta.has_subscribe(client):
+            self.meta.subscribe(client)
+        self.store.start()
+        self.sink.start()
+        self._thread = threading.Thread(
+            target=self._run_parser, name=f"parser-{self.destination}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        self._stopping.set()
+        self.parser.stop()
+        self.sink.stop()
+        self.store.stop()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        if self.meta.running:
+            self.meta.stop()
+
+    def check_alive(self) -> None:
+        """Raise the parser's fatal error, if it stopped on one."""
+        if self.failure is not None:
+            raise InstanceFailed(f"{self.destination}: {self.failure}") from self.failure
+
+    # ------------------------------------------------------------------ parser thread
+
+    def _run_parser(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._parse_once()
+                return
+            except FATAL_ERRORS as exc:
+                self.failure = exc
+                log.error("destination %s stopped: %s", self.destination, exc)
+                return
+            except StoreStopped:
+                return
+            except Exception as exc:
+                if self._stopping.is_set():
+                    return
+                log.exception(
+                    "destination %s: parser failed (%s); restarting in %.0fs from the last "
+                    "stored transaction",
+                    self.destination,
+                    exc,
+                    self.restart_delay_s,
+                )
+                self.sink.reset()
+                self._stopping.wait(self.restart_delay_s)
+
+    def _parse_once(self) -> None:
+        facts = self.parser.preflight()
+        finder = StartPositionFinder(
+            self.config.source,
+            facts,
+            self.config.start,
+            on_purged=self.config.on_purged,
+            fallback_interval_s=self.config.fallback_interval_s,
+        )
+        known = self.positions.get_latest(self.destination)
+        start = finder.find(known)
+        if known is None:
+            # Record the first start as the cursor so a crash before the first ack resumes
+            # here rather than at a later "current end".
+            self.meta.update_cursor(mq_client(self.destination), LogPosition(self.identity, start))
+        log.info(
+            "destination %s reading %s from %s",
+            self.destination,
+            self.config.source.address,
+            f"{start.journal_name}:{start.position}"
+            if start.journal_name
+            else f"GTID {start.gtid}",
+        )
+        buffer = TransactionBuffer(self._flush, self.config.transaction_size)
+        for entry in self.parser.entries(start):
+            self.last_event_ms = max(self.last_event_ms, entry.header.execute_time)
+            buffer.add(entry)
+
+    def _flush(self, entries: Sequence[Entry]) -> None:
+        self.sink.sink(entries, self.identity)
+        last = entries[-1]
+        if last.entry_type is EntryType.TRANSACTIONEND or last.is_ddl:
+            self.memory_positions.persist(
+                self.destination, LogPosition(self.identity, resume_position_after(last))
+            )
+
+    def lag_seconds(self) -> float:
+        """How far the newest entry seen is behind now (0 when idle with heartbeats)."""
+        if not self.last_event_ms:
+            return 0.0
+        return max(0.0, time.time() - self.last_event_ms / 1000)
+
+
+def _default_parser(config: DestinationConfig) -> BinlogParser:
+    return BinlogParser(
+        config.source,
+        time_zone=config.timestamp_time_zone,
+        heartbeat_period_s=config.heartbeat_period_s,
+    )

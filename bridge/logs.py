@@ -1,0 +1,58 @@
+"""Log output: plain lines for people, JSON lines for log pipelines.
+
+Records may carry ``destination`` and ``position`` (pass them in ``extra=``); both formats show
+them. Secrets never reach a log record: configuration objects hold them as ``SecretStr`` and
+only the client constructors unwrap them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import orjson
+
+_CONTEXT_FIELDS = ("destination", "position")
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        payload: dict[str, object] = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for field in _CONTEXT_FIELDS:
+            value = getattr(record, field, None)
+            if value is not None:
+                payload[field] = value
+        if record.exc_info:
+            payload["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(payload, default=str).decode()
+
+
+class PlainFormatter(logging.Formatter):
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-5s %(name)s: %(message)s", "%H:%M:%S")
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        context = [
+            f"{field}={value}"
+            for field in _CONTEXT_FIELDS
+            if (value := getattr(record, field, None)) is not None
+        ]
+        return f"{text} [{' '.join(context)}]" if context else text
+
+
+def configure_logging(log_format: str = "plain", level: int = logging.INFO) -> None:
+    if log_format not in ("plain", "json"):
+        raise ValueError(f"log format must be plain or json, not {log_format!r}")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if log_format == "json" else PlainFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for noisy in ("pymysqlreplication", "kazoo"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

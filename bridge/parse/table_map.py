@@ -1,0 +1,209 @@
+"""Build a ``TableMeta`` from a TABLE_MAP, once per table id and definition.
+
+With ``binlog_row_metadata=FULL`` the TABLE_MAP is the ground truth of the table *at the time of
+the event*: names, signedness, charsets, ENUM/SET labels and the primary key. The declared type
+text canal shows (``int(11)``, ``varchar(64)``) is taken from the live schema when the live
+column of that name still has the same binlog definition, and derived from the TABLE_MAP
+otherwise, so a table altered since the event never lends it a wrong type.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pymysqlreplication.constants import FIELD_TYPE
+
+from bridge.parse.exceptions import SchemaMismatch
+from bridge.parse.table_meta import ColumnMeta, TableMeta
+
+# Bytes per character, by charset name (the part of a collation before the first '_').
+_MAX_BYTES_PER_CHAR = {
+    "utf8mb4": 4,
+    "utf8mb3": 3,
+    "utf8": 3,
+    "utf16": 4,
+    "utf16le": 4,
+    "utf32": 4,
+    "ucs2": 2,
+    "gbk": 2,
+    "gb2312": 2,
+    "gb18030": 4,
+    "big5": 2,
+    "sjis": 2,
+    "cp932": 2,
+    "ujis": 3,
+    "eucjpms": 3,
+    "euckr": 2,
+}
+_INT_TYPES = {
+    FIELD_TYPE.TINY: ("tinyint", 4, 3),
+    FIELD_TYPE.SHORT: ("smallint", 6, 5),
+    FIELD_TYPE.INT24: ("mediumint", 9, 8),
+    FIELD_TYPE.LONG: ("int", 11, 10),
+    FIELD_TYPE.LONGLONG: ("bigint", 20, 20),
+}
+_BLOB_NAMES = {1: "tiny", 2: "", 3: "medium", 4: "long"}
+_DISPLAY_WIDTH = re.compile(r"^(tinyint|smallint|mediumint|int|bigint|year)\(\d+\)")
+
+
+def _charset_name(collation: str | None) -> str:
+    return (collation or "binary").split("_", 1)[0].lower()
+
+
+def _quoted(values: Sequence[str]) -> str:
+    return ",".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+def _enum_labels(values: Sequence[str] | None) -> tuple[str, ...]:
+    """ENUM labels in definition order; mysql-replication puts a placeholder for index 0 first."""
+    return tuple(values[1:]) if values else ()
+
+
+def _temporal(name: str, fsp: int) -> str:
+    return f"{name}({fsp})" if fsp else name
+
+
+def declared_type(column: Any) -> str:
+    """The column type text as ``SHOW CREATE TABLE`` would print it, from binlog metadata."""
+    code = column.type
+    if code in _INT_TYPES:
+        name, width, unsigned_width = _INT_TYPES[code]
+        return f"{name}({unsigned_width}) unsigned" if column.unsigned else f"{name}({width})"
+    binary = _charset_name(column.collation_name) == "binary"
+    per_char = 1 if binary else _MAX_BYTES_PER_CHAR.get(_charset_name(column.collation_name), 1)
+    simple: dict[int, Callable[[], str]] = {
+        FIELD_TYPE.NEWDECIMAL: lambda: (
+            f"decimal({column.precision},{column.decimals})"
+            + (" unsigned" if column.unsigned else "")
+        ),
+        FIELD_TYPE.FLOAT: lambda: "float" + (" unsigned" if column.unsigned else ""),
+        FIELD_TYPE.DOUBLE: lambda: "double" + (" unsigned" if column.unsigned else ""),
+        FIELD_TYPE.BIT: lambda: f"bit({column.bits})",
+        FIELD_TYPE.YEAR: lambda: "year(4)",
+        FIELD_TYPE.DATE: lambda: "date",
+        FIELD_TYPE.NEWDATE: lambda: "date",
+        FIELD_TYPE.TIME: lambda: "time",
+        FIELD_TYPE.TIME2: lambda: _temporal("time", column.fsp),
+        FIELD_TYPE.DATETIME: lambda: "datetime",
+        FIELD_TYPE.DATETIME2: lambda: _temporal("datetime", column.fsp),
+        FIELD_TYPE.TIMESTAMP: lambda: "timestamp",
+        FIELD_TYPE.TIMESTAMP2: lambda: _temporal("timestamp", column.fsp),
+        FIELD_TYPE.VARCHAR: lambda: (
+            ("varbinary" if binary else "varchar") + f"({column.max_length // per_char})"
+        ),
+        FIELD_TYPE.VAR_STRING: lambda: (
+            ("varbinary" if binary else "varchar") + f"({column.max_length // per_char})"
+        ),
+        FIELD_TYPE.STRING: lambda: (
+            ("binary" if binary else "char") + f"({column.max_length // per_char})"
+        ),
+        FIELD_TYPE.BLOB: lambda: (
+            _BLOB_NAMES.get(column.length_size, "long") + ("blob" if binary else "text")
+        ),
+        FIELD_TYPE.JSON: lambda: "json",
+        FIELD_TYPE.GEOMETRY: lambda: "geometry",
+        FIELD_TYPE.ENUM: lambda: f"enum({_quoted(_enum_labels(column.enum_values))})",
+        FIELD_TYPE.SET: lambda: f"set({_quoted(column.set_values or [])})",
+    }
+    render = simple.get(code)
+    return render() if render else f"type{code}"
+
+
+def _same_definition(live_type: str, derived: str) -> bool:
+    """True when the live declared type describes the same binlog column as ``derived``."""
+    strip = _DISPLAY_WIDTH.sub(r"\1", live_type.lower()).replace("(4)", "")
+    return strip == _DISPLAY_WIDTH.sub(r"\1", derived.lower()).replace("(4)", "")
+
+
+def _codec(collation: str | None) -> str | None:
+    charset = _charset_name(collation)
+    if charset == "binary":
+        return None
+    return {
+        "utf8mb4": "utf-8",
+        "utf8mb3": "utf-8",
+        "utf8": "utf-8",
+        "latin1": "cp1252",
+        "ascii": "ascii",
+        "ucs2": "utf-16-be",
+        "utf16": "utf-16-be",
+        "utf32": "utf-32-be",
+        "gbk": "gbk",
+        "gb2312": "gb2312",
+        "gb18030": "gb18030",
+        "big5": "big5",
+        "sjis": "shift_jis",
+        "cp932": "cp932",
+        "ujis": "euc_jp",
+        "euckr": "euc_kr",
+        "latin2": "iso8859_2",
+        "greek": "iso8859_7",
+        "hebrew": "iso8859_8",
+        "cp1250": "cp1250",
+        "cp1251": "cp1251",
+        "cp1256": "cp1256",
+        "cp1257": "cp1257",
+        "koi8r": "koi8_r",
+        "koi8u": "koi8_u",
+    }.get(charset, "utf-8")
+
+
+def build_table_meta(
+    schema: str,
+    table: str,
+    columns: Sequence[Any],
+    null_bitmask: bytes,
+    live: Sequence[tuple[str, str, bool]] | None,
+) -> TableMeta:
+    """``columns`` are mysql-replication's TABLE_MAP columns; ``live`` the current
+    (name, declared type, is key) list from ``information_schema``, or None if unknown."""
+    named = all(c.name for c in columns)
+    if not named and (live is None or len(live) != len(columns)):
+        raise SchemaMismatch(
+            f"table {schema}.{table}: the binlog carries no column names "
+            f"(binlog_row_metadata is not FULL) and the live table has "
+            f"{len(live) if live else 0} columns instead of {len(columns)}; "
+            "set binlog_row_metadata=FULL on the source"
+        )
+    live_by_name: Mapping[str, tuple[str, str, bool]] = {
+        entry[0].lower(): entry for entry in live or ()
+    }
+    metas = []
+    for index, column in enumerate(columns):
+        name = column.name if named else live[index][0]  # type: ignore[index]
+        derived = declared_type(column)
+        live_entry = live_by_name.get(name.lower())
+        mysql_type = derived
+        if live_entry is not None and _same_definition(live_entry[1], derived):
+            mysql_type = live_entry[1]
+        is_key = bool(column.is_primary) if named else bool(live_entry and live_entry[2])
+        charset = _codec(column.collation_name)
+        code = column.type
+        metas.append(
+            ColumnMeta(
+                index=index,
+                name=name,
+                type_code=code,
+                mysql_type=mysql_type,
+                unsigned=bool(column.unsigned),
+                nullable=bool(null_bitmask[index // 8] & (1 << (index % 8))),
+                is_key=is_key,
+                charset=charset,
+                max_length=int(
+                    getattr(column, "max_length", 0)
+                    or getattr(column, "length_size", 0)
+                    or getattr(column, "size", 0)
+                    or 0
+                ),
+                precision=int(getattr(column, "precision", 0) or 0),
+                scale=int(getattr(column, "decimals", 0) or 0),
+                fsp=int(getattr(column, "fsp", 0) or 0),
+                bits=int(getattr(column, "bits", 0) or 0),
+                enum_values=_enum_labels(column.enum_values),
+                set_values=tuple(column.set_values or ()),
+                is_text=code in (FIELD_TYPE.BLOB, FIELD_TYPE.JSON) and charset is not None,
+            )
+        )
+    return TableMeta(schema=schema, table=table, columns=tuple(metas))
