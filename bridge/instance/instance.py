@@ -30,7 +30,8 @@ from bridge.parse.exceptions import (
     SourceMisconfigured,
 )
 from bridge.parse.parser import BinlogParser
-from bridge.position import LogIdentity, LogPosition, resume_position_after
+from bridge.parse.source import SourceFacts
+from bridge.position import EntryPosition, LogIdentity, LogPosition, resume_position_after
 from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
 from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
 from bridge.store.exceptions import StoreStopped
@@ -38,6 +39,9 @@ from bridge.store.exceptions import StoreStopped
 log = logging.getLogger(__name__)
 
 MQ_CLIENT_ID = 1001
+
+# Where to start, given what the source is and the last known position (tests inject one).
+FindStart = Callable[[SourceFacts, LogPosition | None], EntryPosition]
 FATAL_ERRORS = (SourceMisconfigured, SourceAccessDenied, BinlogPurged, SchemaMismatch)
 
 
@@ -53,6 +57,7 @@ class Instance:
         meta: MetaManager,
         parser_factory: Callable[[DestinationConfig], BinlogParser] | None = None,
         restart_delay_s: float = 2.0,
+        find_start: FindStart | None = None,
     ) -> None:
         self.config = config
         self.destination = config.name
@@ -79,6 +84,7 @@ class Instance:
         make_parser = parser_factory or _default_parser
         self.parser = make_parser(config)
         self.restart_delay_s = restart_delay_s
+        self._find_start = find_start or self._search_start
         self.get_lock = threading.Lock()
         self.ack_lock = threading.Lock()
         self.failure: BaseException | None = None
@@ -148,8 +154,7 @@ class Instance:
                 self.sink.reset()
                 self._stopping.wait(self.restart_delay_s)
 
-    def _parse_once(self) -> None:
-        facts = self.parser.preflight()
+    def _search_start(self, facts: SourceFacts, known: LogPosition | None) -> EntryPosition:
         finder = StartPositionFinder(
             self.config.source,
             facts,
@@ -157,8 +162,12 @@ class Instance:
             on_purged=self.config.on_purged,
             fallback_interval_s=self.config.fallback_interval_s,
         )
+        return finder.find(known)
+
+    def _parse_once(self) -> None:
+        facts = self.parser.preflight()
         known = self.positions.get_latest(self.destination)
-        start = finder.find(known)
+        start = self._find_start(facts, known)
         if known is None:
             # Record the first start as the cursor so a crash before the first ack resumes
             # here rather than at a later "current end".

@@ -1,6 +1,16 @@
-"""The MQ layer: canal's FlatMessage, topic/partition routing and the records to produce."""
+"""The MQ layer: canal's FlatMessage, topic/partition routing, the records to produce, the
+Kafka producer and the per-destination worker that moves batches to Kafka."""
 
-from bridge.mq.exceptions import MqError, RecordTooLarge, RuleSyntaxError
+from bridge.mq.exceptions import (
+    BrokerRejectedTooLarge,
+    DeliveryCancelled,
+    DeliveryFailed,
+    MqError,
+    ProducerSetupFailed,
+    RecordTooLarge,
+    RuleSyntaxError,
+    TopicLookupFailed,
+)
 from bridge.mq.flat_message import (
     FlatMessage,
     SourcedMessage,
@@ -8,6 +18,7 @@ from bridge.mq.flat_message import (
     partition_message,
     split_rows,
 )
+from bridge.mq.producer import KafkaProducer, RecordSender, TopicInspector, connection_settings
 from bridge.mq.records import (
     DdlPolicy,
     OutgoingRecord,
@@ -27,29 +38,46 @@ from bridge.mq.routing import (
     partition_of,
     record_key,
 )
+from bridge.mq.tail import format_record, tail
+from bridge.mq.worker import Backoff, MqWorker, WorkerProgress, WorkerSettings
 
 __all__ = [
+    "Backoff",
+    "BrokerRejectedTooLarge",
     "CanalPartitionRouter",
     "CanalTopicRouter",
     "DdlPolicy",
+    "DeliveryCancelled",
+    "DeliveryFailed",
     "FlatMessage",
     "HashRule",
+    "KafkaProducer",
     "MqError",
+    "MqWorker",
     "OutgoingRecord",
     "OversizePolicy",
     "PartitionRouter",
+    "ProducerSetupFailed",
     "RecordBuilder",
+    "RecordSender",
     "RecordTooLarge",
     "RuleSyntaxError",
     "SourcedMessage",
+    "TopicInspector",
+    "TopicLookupFailed",
     "TopicPartitions",
     "TopicRouter",
+    "WorkerProgress",
+    "WorkerSettings",
     "binlog_headers",
     "build_flat_messages",
+    "connection_settings",
+    "format_record",
     "java_string_hash",
     "message_key",
     "partition_message",
     "partition_of",
     "record_key",
     "split_rows",
+    "tail",
 ]

@@ -1,4 +1,4 @@
-"""Errors of the MQ layer (routing rules, message building, record sizes)."""
+"""Errors of the MQ layer (routing rules, message building, record sizes, delivery)."""
 
 from __future__ import annotations
 
@@ -38,3 +38,64 @@ class RecordTooLarge(MqError):
         self.size = size
         self.limit = limit
         self.where = where
+
+
+class BrokerRejectedTooLarge(RecordTooLarge):
+    """The broker refused a record as too large (MSG_SIZE_TOO_LARGE / RECORD_LIST_TOO_LARGE).
+
+    The record passed the producer's own limit, so the topic's ``max.message.bytes`` (or the
+    broker's ``message.max.bytes``) is lower than ``kafka.producer.message.max.bytes``. Resending
+    cannot help (canal loops here); the oversize policy only acts on the producer's limit.
+    """
+
+    def __init__(self, topic: str, partition: int, size: int, limit: int, code: str) -> None:
+        MqError.__init__(
+            self,
+            f"the broker rejected a {size}-byte record for {topic}[{partition}] as too large "
+            f"({code}): the topic's max.message.bytes is below the producer's message.max.bytes "
+            f"({limit}); set kafka.producer.message.max.bytes to at most the topic's limit so "
+            "that mq.oversize applies, or raise the topic's max.message.bytes",
+        )
+        self.topic = topic
+        self.partition = partition
+        self.size = size
+        self.limit = limit
+        self.where = "broker"
+        self.code = code
+
+
+class DeliveryFailed(MqError):
+    """A record of a batch was not confirmed by Kafka; the batch must not be acked.
+
+    ``code`` is librdkafka's error name (``_MSG_TIMED_OUT``, ``NOT_ENOUGH_REPLICAS``, ...);
+    ``fatal`` is true when the producer instance is unusable (idempotence state lost) and is
+    replaced before the next batch. The worker rolls back and retries after a back-off.
+    """
+
+    def __init__(self, code: str, topic: str, reason: str, *, fatal: bool = False) -> None:
+        super().__init__(f"delivery to {topic} failed: {code}: {reason}")
+        self.code = code
+        self.topic = topic
+        self.reason = reason
+        self.fatal = fatal
+
+
+class DeliveryCancelled(DeliveryFailed):
+    """The batch was abandoned before every record was confirmed because the worker stops."""
+
+    def __init__(self, topic: str, pending: int) -> None:
+        super().__init__("_CANCELLED", topic, f"stopped with {pending} record(s) unconfirmed")
+        self.pending = pending
+
+
+class ProducerSetupFailed(MqError):
+    """librdkafka refused the producer/consumer settings (secret values are masked)."""
+
+
+class TopicLookupFailed(MqError):
+    """The cluster could not be asked about a topic (unreachable, not authorised, ...)."""
+
+    def __init__(self, topic: str, reason: str) -> None:
+        super().__init__(f"cannot look up topic {topic}: {reason}")
+        self.topic = topic
+        self.reason = reason

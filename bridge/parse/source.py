@@ -27,6 +27,7 @@ from bridge.position import EntryPosition
 ER_ACCESS_DENIED = 1045
 ER_DBACCESS_DENIED = 1044
 ER_SPECIFIC_ACCESS_DENIED = 1227
+ER_SLAVE_SAME_ID = 4052  # MariaDB: another replica with our server_id is connected
 CR_CONNECTION_ERRORS = frozenset({2002, 2003, 2005, 2006, 2013})
 
 
@@ -69,6 +70,12 @@ def translate_error(exc: pymysql.MySQLError, source: SourceConfig) -> BaseExcept
         return SourceAccessDenied(
             f"{where} lacks a privilege ({exc.args[1] if len(exc.args) > 1 else exc}): "
             f"GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{source.username}'"
+        )
+    if code == ER_SLAVE_SAME_ID:
+        return SourceUnreachable(
+            f"another replica with server_id {source.slave_id} is connected to {source.address} "
+            "(a previous run of this destination still closing, or another replica using the "
+            "same id): give every destination and replica a distinct source.slave_id"
         )
     if code in CR_CONNECTION_ERRORS:
         return SourceUnreachable(

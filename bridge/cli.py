@@ -1,0 +1,101 @@
+"""The ``canal-bridge`` command line: run, validate, status, tail."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bridge.config import BridgeConfig, load_config
+from bridge.exceptions import BridgeError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="MySQL/MariaDB binlog change-data-capture to Kafka with canal's semantics.",
+)
+
+ConfigOption = Annotated[
+    Path, typer.Option("--config", "-c", help="destinations.yaml", exists=False, dir_okay=False)
+]
+
+
+def _load(path: Path) -> BridgeConfig:
+    try:
+        return load_config(path)
+    except BridgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def validate(config: ConfigOption) -> None:
+    """Check the configuration file and print every problem with its path."""
+    loaded = _load(config)
+    names = ", ".join(d.name for d in loaded.destinations)
+    typer.echo(f"{config}: valid ({len(loaded.destinations)} destination(s): {names})")
+
+
+@app.command()
+def run(
+    config: ConfigOption,
+    log_format: Annotated[str, typer.Option(help="plain or json")] = "plain",
+) -> None:
+    """Run one MQ worker per destination until SIGINT/SIGTERM."""
+    from bridge.runner import run_until_signalled
+
+    loaded = _load(config)
+    _setup_logging(log_format)
+    try:
+        code = run_until_signalled(loaded)
+    except BridgeError as exc:
+        logging.getLogger("bridge").error("%s", exc)
+        raise typer.Exit(1) from None
+    raise typer.Exit(code)
+
+
+@app.command()
+def status(config: ConfigOption) -> None:
+    """Print each destination's cursor and how far it is behind its source."""
+    from bridge.status import print_status
+
+    print_status(_load(config), sys.stdout)
+
+
+@app.command()
+def tail(
+    config: ConfigOption,
+    topic: Annotated[str, typer.Option("--topic", "-t", help="topic to follow")],
+    from_beginning: Annotated[bool, typer.Option(help="start at the oldest offset")] = False,
+    max_messages: Annotated[int | None, typer.Option(help="stop after this many")] = None,
+    timeout_s: Annotated[float | None, typer.Option(help="stop after this long idle")] = None,
+) -> None:
+    """Pretty-print the FlatMessages of a topic as they arrive."""
+    from bridge.mq.tail import tail as follow
+
+    loaded = _load(config)
+    follow(
+        loaded.kafka,
+        topic,
+        from_beginning=from_beginning,
+        max_messages=max_messages,
+        idle_timeout_s=timeout_s,
+        out=sys.stdout,
+    )
+
+
+def _setup_logging(log_format: str) -> None:
+    from bridge.logs import configure_logging
+
+    configure_logging(log_format)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,390 @@
+"""canal's MQ worker (CanalMQStarter.worker) for one destination: get, build, send, ack.
+
+Per-key order holds because a key always maps to the same partition, batches are sent one at
+a time, and a failed batch is rolled back and sent again before anything after it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from bridge.entry import Entry
+from bridge.mq.exceptions import DeliveryCancelled, DeliveryFailed
+from bridge.mq.producer import KafkaProducer, RecordSender
+from bridge.mq.records import OutgoingRecord, RecordBuilder
+from bridge.position import EntryPosition, position_of
+
+if TYPE_CHECKING:
+    # Type-only: bridge.config imports bridge.mq, and bridge.instance may grow to import config.
+    from bridge.config import DestinationConfig, KafkaConfig
+    from bridge.instance.api import CanalService, Message
+    from bridge.meta import ClientIdentity
+
+log = logging.getLogger(__name__)
+
+WorkerState = Literal["new", "running", "stopped", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSettings:
+    """How one worker paces itself; ``for_destination`` takes them from the config."""
+
+    batch_size: int = 1000
+    # None: what is there now; <= 0: block for batch_size entries; > 0: wait that long.
+    get_timeout_s: float | None = 0.1
+    # None: the producer's default (its message timeout plus a grace).
+    send_timeout_s: float | None = None
+    backoff_initial_s: float = 0.2
+    backoff_max_s: float = 30.0
+    # An empty get returns at most this often, whatever the get timeout (canal sleeps 100 ms).
+    idle_interval_s: float = 0.1
+    progress_log_interval_s: float = 10.0
+    close_timeout_s: float = 5.0
+    client_id: int = 1001
+
+    @classmethod
+    def for_destination(cls, destination: DestinationConfig) -> WorkerSettings:
+        timeout_ms = destination.get_timeout_ms
+        return cls(
+            batch_size=destination.batch_size,
+            get_timeout_s=None if timeout_ms is None else timeout_ms / 1000,
+        )
+
+
+class Backoff:
+    """Exponential back-off with jitter: ``initial * 2**n`` capped at ``maximum``, each delay
+    drawn in ``[ceiling / 2, ceiling]``; ``reset()`` after a success."""
+
+    def __init__(self, initial_s: float, maximum_s: float, rng: random.Random | None = None):
+        self.initial_s = initial_s
+        self.maximum_s = maximum_s
+        self.failures = 0
+        self._rng = rng or random.Random()
+
+    def next(self) -> float:
+        ceiling = min(self.maximum_s, self.initial_s * 2 ** min(self.failures, 32))
+        self.failures += 1
+        return self._rng.uniform(ceiling / 2, ceiling)
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerProgress:
+    """A snapshot of what one worker has done; ``lag_s`` needs the current time."""
+
+    destination: str
+    state: WorkerState = "new"
+    rows_sent: int = 0
+    messages_sent: int = 0
+    batches_acked: int = 0
+    failures: int = 0
+    consecutive_failures: int = 0
+    # Where the last acked batch ended in the binlog, and the time of its last event (ms).
+    last_position: EntryPosition | None = None
+    last_event_time_ms: int | None = None
+    # The last get came back empty: everything available has been sent.
+    caught_up: bool = False
+    last_error: str | None = None
+
+    def lag_s(self, now_ms: int) -> float | None:
+        """Seconds between the last acked event and ``now_ms`` (None before the first ack)."""
+        if self.last_event_time_ms is None:
+            return None
+        return max(0.0, (now_ms - self.last_event_time_ms) / 1000)
+
+    @property
+    def cursor(self) -> str:
+        position = self.last_position
+        if position is None:
+            return "-"
+        return f"{position.journal_name}:{position.position}"
+
+
+class MqWorker:
+    """Moves one destination's batches to Kafka, at least once, in order.
+
+    1. Subscribe; then, until stopped: get a batch without ack. An empty get is followed by
+       the next one (the get timeout, at least ``idle_interval_s``, paces an idle loop).
+    2. Build the batch's records (``RecordBuilder``: one FlatMessage per rows event split by
+       partition, DDL and oversize per policy). ``RecordTooLarge`` (oversize policy ``fail``)
+       stops this destination: the batch is rolled back and the error raised, never retried.
+    3. Send the records; once every delivery is confirmed, ack the batch and reset the
+       back-off. ``DeliveryFailed``: roll the batch back, wait an exponential back-off with
+       jitter, then get again, so the same data is produced again (at-least-once). A broker
+       rejecting a record as too large (``BrokerRejectedTooLarge``) stops the destination.
+    4. ``stop()`` sets a flag: a get in progress returns within its timeout, a send in
+       progress is cancelled within ``FLUSH_SLICE_S``, a back-off wait ends at once; the
+       in-flight batch is rolled back. ``run()`` is ``try: loop finally: cleanup(failed)``,
+       and cleanup closes the producer, which the worker owns (waiting at most
+       ``close_timeout_s`` for records still in flight).
+    """
+
+    def __init__(
+        self,
+        client: ClientIdentity,
+        service: CanalService,
+        builder: RecordBuilder,
+        producer: RecordSender,
+        settings: WorkerSettings | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        wait: Callable[[float], object] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings or WorkerSettings()
+        self._service = service
+        self._builder = builder
+        self._producer = producer
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._stopping = threading.Event()
+        self._wait = wait or self._stopping.wait
+        self._backoff = Backoff(self.settings.backoff_initial_s, self.settings.backoff_max_s, rng)
+        self._lock = threading.Lock()
+        self._progress = WorkerProgress(client.destination)
+        self._in_flight: int | None = None
+        self._thread: threading.Thread | None = None
+        self._last_log = clock()
+        self._rows_at_last_log = 0
+        self.error: BaseException | None = None
+
+    @classmethod
+    def from_config(
+        cls, destination: DestinationConfig, kafka: KafkaConfig, service: CanalService
+    ) -> MqWorker:
+        """The worker of ``destination``, with its own producer and record builder."""
+        from bridge.meta import ClientIdentity
+
+        settings = WorkerSettings.for_destination(destination)
+        return cls(
+            ClientIdentity(destination.name, settings.client_id),
+            service,
+            destination.mq.record_builder(kafka.max_message_bytes),
+            KafkaProducer(kafka, client_id=f"canal-bridge-{destination.name}"),
+            settings,
+        )
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the worker on a thread of its own; ``error`` holds what stopped it, if anything."""
+        if self._thread is not None or self._progress.state != "new":
+            raise RuntimeError(f"MQ worker of {self.client.destination} was already started")
+        self._thread = threading.Thread(
+            target=self._run_catching, name=f"mq-{self.client.destination}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the loop to finish; it rolls back an in-flight batch and returns (see step 4)."""
+        self._stopping.set()
+
+    def join(self, timeout_s: float | None = None) -> bool:
+        """Wait for the thread started by ``start()``; True once it has ended."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            return not self._thread.is_alive()
+        return True
+
+    @property
+    def running(self) -> bool:
+        return self._progress.state == "running"
+
+    def progress(self) -> WorkerProgress:
+        with self._lock:
+            return self._progress
+
+    def run(self) -> None:
+        """The worker loop on the calling thread, until ``stop()`` or an error (re-raised)."""
+        with self._lock:
+            if self._progress.state != "new":
+                raise RuntimeError(f"MQ worker of {self.client.destination} was already run")
+            self._progress = replace(self._progress, state="running")
+        failed = True
+        try:
+            self._loop()
+            failed = False
+        except BaseException as exc:
+            self._update(last_error=f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            self._cleanup(failed=failed)
+
+    def _run_catching(self) -> None:
+        try:
+            self.run()
+        except BaseException as exc:
+            self.error = exc
+            log.error("MQ worker of %s stopped: %s", self.client.destination, exc)
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        # Step 1
+        self._service.subscribe(self.client)
+        log.info("MQ worker of %s started", self.client.destination)
+        while not self._stopping.is_set():
+            started = self._clock()
+            message = self._service.get_without_ack(
+                self.client, self.settings.batch_size, self.settings.get_timeout_s
+            )
+            self._log_progress_now_and_then()
+            if message.batch_id == -1:  # canal's empty message: nothing was there
+                self._update(caught_up=True)
+                self._pace(started)
+                continue
+            self._in_flight = message.batch_id
+            if self._stopping.is_set():
+                return  # cleanup rolls the batch back
+            self._update(caught_up=False)
+            self._process(message)
+
+    def _process(self, message: Message) -> None:
+        # Step 2
+        records = self._builder.build(message.entries, message.batch_id, self._now_ms())
+        # Step 3
+        try:
+            self._producer.send_batch(records, self.settings.send_timeout_s, cancel=self._stopping)
+        except DeliveryCancelled:
+            return  # Step 4: stopping; cleanup rolls the batch back
+        except DeliveryFailed as exc:
+            self._retry_later(message.batch_id, exc)
+            return
+        self._service.ack(self.client, message.batch_id)
+        self._in_flight = None
+        self._backoff.reset()
+        self._acked(message.entries, records)
+
+    def _retry_later(self, batch_id: int, exc: DeliveryFailed) -> None:
+        self._service.rollback(self.client, batch_id)
+        self._in_flight = None
+        delay = self._backoff.next()
+        with self._lock:
+            progress = self._progress
+            self._progress = replace(
+                progress,
+                failures=progress.failures + 1,
+                consecutive_failures=progress.consecutive_failures + 1,
+                last_error=str(exc),
+            )
+        log.warning(
+            "%s: batch %d not delivered (%s); rolled back, sending again in %.2f s",
+            self.client.destination,
+            batch_id,
+            exc,
+            delay,
+        )
+        self._wait(delay)
+
+    def _pace(self, started: float) -> None:
+        """Keep an idle loop from spinning when the get returns at once."""
+        left = self.settings.idle_interval_s - (self._clock() - started)
+        if left > 0:
+            self._wait(left)
+
+    def _cleanup(self, *, failed: bool) -> None:
+        if self._in_flight is not None:
+            batch_id, self._in_flight = self._in_flight, None
+            try:
+                self._service.rollback(self.client, batch_id)
+            except Exception:
+                # Already stopping; the cursor is untouched, so the batch is sent after restart.
+                log.warning(
+                    "%s: rolling back batch %d failed",
+                    self.client.destination,
+                    batch_id,
+                    exc_info=True,
+                )
+        try:
+            self._producer.close(self.settings.close_timeout_s)
+        finally:
+            self._update(state="failed" if failed else "stopped")
+            progress = self.progress()
+            log.info(
+                "MQ worker of %s %s: %d rows, %d messages, %d batches acked, cursor %s",
+                self.client.destination,
+                progress.state,
+                progress.rows_sent,
+                progress.messages_sent,
+                progress.batches_acked,
+                progress.cursor,
+            )
+
+    # --- progress -----------------------------------------------------------------------------
+
+    def _acked(self, entries: Sequence[Entry], records: Sequence[OutgoingRecord]) -> None:
+        rows = sum(
+            len(e.row_change.row_datas)
+            for e in entries
+            if e.row_change is not None and not e.row_change.is_ddl
+        )
+        last = entries[-1] if entries else None
+        with self._lock:
+            p = self._progress
+            self._progress = replace(
+                p,
+                rows_sent=p.rows_sent + rows,
+                messages_sent=p.messages_sent + len(records),
+                batches_acked=p.batches_acked + 1,
+                consecutive_failures=0,
+                last_position=position_of(last) if last is not None else p.last_position,
+                last_event_time_ms=(
+                    last.header.execute_time
+                    if last is not None and last.header.execute_time > 0
+                    else p.last_event_time_ms
+                ),
+            )
+
+    def _update(
+        self,
+        *,
+        state: WorkerState | None = None,
+        caught_up: bool | None = None,
+        last_error: str | None = None,
+    ) -> None:
+        with self._lock:
+            p = self._progress
+            self._progress = replace(
+                p,
+                state=p.state if state is None else state,
+                caught_up=p.caught_up if caught_up is None else caught_up,
+                last_error=p.last_error if last_error is None else last_error,
+            )
+
+    def _log_progress_now_and_then(self) -> None:
+        now = self._clock()
+        elapsed = now - self._last_log
+        if elapsed < self.settings.progress_log_interval_s:
+            return
+        progress = self.progress()
+        rate = (progress.rows_sent - self._rows_at_last_log) / elapsed if elapsed > 0 else 0.0
+        self._last_log, self._rows_at_last_log = now, progress.rows_sent
+        lag = progress.lag_s(self._now_ms())
+        if progress.caught_up:
+            behind = "caught up"
+        elif lag is None:
+            behind = "lag -"
+        else:
+            behind = f"lag {lag:.1f} s"
+        log.info(
+            "%s: %.1f rows/s, %s, cursor %s, %d batches acked, %d failed sends",
+            self.client.destination,
+            rate,
+            behind,
+            progress.cursor,
+            progress.batches_acked,
+            progress.failures,
+        )
+
+    def _now_ms(self) -> int:
+        return int(self._wall_clock() * 1000)

@@ -1,0 +1,136 @@
+"""Run ``canal-bridge`` as a user would: a child process on a config file written for the test."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.conftest import MysqlEndpoint
+
+
+def write_config(
+    path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    schema: str,
+    topic: str,
+    **mq: Any,
+) -> Path:
+    destination = {
+        "name": f"d{uuid.uuid4().hex[:8]}",
+        "source": {
+            "address": mysql.address,
+            "username": mysql.user,
+            "password": "${CANAL_PASSWORD}",
+            "slave_id": 20000 + os.getpid() % 10000,
+        },
+        "filter": {"regex": schema + r"\..*"},
+        "batch_size": mq.pop("batch_size", 50),
+        "get_timeout_ms": 100,
+        "heartbeat_period_s": 1,
+        "mq": {"topic": topic, **mq},
+    }
+    config = {
+        "kafka": {"bootstrap_servers": kafka_bootstrap, "producer": {"linger.ms": 5}},
+        "meta": {"store": "file", "dir": str(path.parent / "meta"), "flush_period_ms": 200},
+        "admin": {"listen": None},
+        "destinations": [destination],
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(topic, partitions, 1)])
+    futures[topic].result(30)
+
+
+@dataclass
+class BridgeProcess:
+    config: Path
+    env: dict[str, str] = field(default_factory=dict)
+    process: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+
+    def start(self) -> BridgeProcess:
+        assert self.process is None or self.process.poll() is not None
+        self.log = self.config.parent / f"bridge-{time.monotonic_ns()}.log"
+        env = {
+            **os.environ,
+            "CANAL_PASSWORD": os.environ.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal"),
+            **self.env,
+        }
+        with self.log.open("wb") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "bridge.cli", "run", "--config", str(self.config)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        return self
+
+    def signal(self, signum: int) -> None:
+        assert self.process is not None
+        self.process.send_signal(signum)
+
+    def wait(self, timeout_s: float = 60) -> int:
+        assert self.process is not None
+        return self.process.wait(timeout_s)
+
+    def wait_for_output(self, text: str, timeout_s: float = 60) -> None:
+        """Block until the bridge's log shows ``text`` (e.g. that it reads the binlog)."""
+        deadline = time.monotonic() + timeout_s
+        while text not in self.output():
+            assert self.process is not None and self.process.poll() is None, self.output()
+            assert time.monotonic() < deadline, f"no {text!r} within {timeout_s}s: {self.output()}"
+            time.sleep(0.1)
+
+    def output(self) -> str:
+        return self.log.read_text() if self.log else ""
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(30)
+
+
+def consume(bootstrap: str, topic: str) -> Iterator[tuple[int, int, bytes | None, dict[str, Any]]]:
+    """(partition, offset, key, FlatMessage) of every record, from the beginning, forever."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"t-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+        }
+    )
+    metadata = consumer.list_topics(topic, timeout=30)
+    partitions = [TopicPartition(topic, p, 0) for p in metadata.topics[topic].partitions]
+    consumer.assign(partitions)
+    try:
+        while True:
+            message = consumer.poll(0.5)
+            if message is None or message.error() is not None:
+                yield (-1, -1, None, {})
+                continue
+            yield (
+                message.partition(),
+                message.offset(),
+                message.key(),
+                orjson.loads(message.value()),
+            )
+    finally:
+        consumer.close()

@@ -1,0 +1,263 @@
+"""``canal-bridge run`` end to end: MariaDB -> bridge process -> Kafka, checked from the topic."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pytest
+
+from bridge.mq.routing import java_string_hash
+from tests.conftest import MysqlEndpoint
+from tests.e2e.bridge_process import BridgeProcess, consume, create_topic, write_config
+
+TABLES = ("alpha", "beta", "gamma")
+PARTITIONS = 3
+
+
+def _connect(mysql: MysqlEndpoint) -> pymysql.connections.Connection:  # type: ignore[type-arg]
+    return pymysql.connect(
+        host=mysql.host,
+        port=mysql.port,
+        user=mysql.admin_user,
+        password=mysql.admin_password,
+        autocommit=True,
+        charset="utf8mb4",
+    )
+
+
+def _create_tables(mysql: MysqlEndpoint, schema: str) -> None:
+    conn = _connect(mysql)
+    with conn.cursor() as cur:
+        for table in TABLES:
+            cur.execute(
+                f"CREATE TABLE `{schema}`.{table} (id INT PRIMARY KEY, version INT NOT NULL, "
+                "note VARCHAR(40), amount DECIMAL(10,2), seen DATETIME(3))"
+            )
+    conn.close()
+
+
+def _workload(
+    mysql: MysqlEndpoint, schema: str, keys: int, rounds: int, pause_s: float = 0.0
+) -> dict[tuple[str, str], int]:
+    """Insert ``keys`` rows per table, update each ``rounds`` times, delete every 5th key.
+
+    Returns the last version of each surviving (table, id); deleted keys map to -1.
+    """
+    conn = _connect(mysql)
+    final: dict[tuple[str, str], int] = {}
+    with conn.cursor() as cur:
+        for table in TABLES:
+            for key in range(keys):
+                cur.execute(
+                    f"INSERT INTO `{schema}`.{table} VALUES (%s, 0, %s, %s, NOW(3))",
+                    (key, f"ünïcode-{key}-😀", f"{key}.25"),
+                )
+                final[(table, str(key))] = 0
+        for version in range(1, rounds + 1):
+            for key in range(keys):
+                cur.execute("BEGIN")
+                for table in TABLES:
+                    cur.execute(
+                        f"UPDATE `{schema}`.{table} SET version = %s, amount = amount + 1 "
+                        "WHERE id = %s",
+                        (version, key),
+                    )
+                    final[(table, str(key))] = version
+                cur.execute("COMMIT")
+                time.sleep(pause_s)
+        for table in TABLES:
+            for key in range(0, keys, 5):
+                cur.execute(f"DELETE FROM `{schema}`.{table} WHERE id = %s", (key,))
+                final[(table, str(key))] = -1
+    conn.close()
+    return final
+
+
+def _collect(
+    bootstrap: str, topic: str, final: dict[tuple[str, str], int], timeout_s: float
+) -> list[tuple[int, int, bytes | None, dict[str, Any]]]:
+    """Read the topic until every key's final state has been seen (or time runs out)."""
+    records = []
+    seen_final: set[tuple[str, str]] = set()
+    deadline = time.monotonic() + timeout_s
+    for partition, offset, key, message in consume(bootstrap, topic):
+        if time.monotonic() > deadline:
+            break
+        if partition < 0:
+            continue
+        records.append((partition, offset, key, message))
+        if message.get("isDdl"):
+            continue
+        for row in message["data"]:
+            state = -1 if message["type"] == "DELETE" else int(row["version"])
+            if final.get((message["table"], row["id"])) == state:
+                seen_final.add((message["table"], row["id"]))
+        if len(seen_final) == len(final):
+            break
+    return records
+
+
+def _row_changes(
+    records: list[tuple[int, int, bytes | None, dict[str, Any]]],
+) -> list[tuple[str, str, str, int]]:
+    changes = []
+    for _, _, _, message in sorted(records, key=lambda r: (r[0], r[1])):
+        if message.get("isDdl"):
+            continue
+        for row in message["data"]:
+            changes.append((message["table"], row["id"], message["type"], int(row["version"])))
+    return changes
+
+
+def _assert_complete_and_ordered(
+    records: list[tuple[int, int, bytes | None, dict[str, Any]]],
+    keys: int,
+    rounds: int,
+    schema: str,
+) -> int:
+    """Every change arrived, each key on canal's partition, in order; returns the duplicates."""
+    expected = set()
+    for table in TABLES:
+        for key in range(keys):
+            expected.add((table, str(key), "INSERT", 0))
+            expected |= {(table, str(key), "UPDATE", v) for v in range(1, rounds + 1)}
+            if key % 5 == 0:
+                expected.add((table, str(key), "DELETE", rounds))
+    changes = _row_changes(records)
+    assert set(changes) == expected, (
+        f"missing {sorted(expected - set(changes))[:5]}, "
+        f"unexpected {sorted(set(changes) - expected)[:5]}"
+    )
+    per_key: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+    for partition, _, key, message in sorted(records, key=lambda r: (r[0], r[1])):
+        if message.get("isDdl"):
+            continue
+        for row in message["data"]:
+            # canal's $pk$ rule: hash(db) ^ hash(pk value), abs() % partitions
+            h = java_string_hash(schema) ^ java_string_hash(row["id"])
+            assert partition == abs(h) % PARTITIONS
+            assert key == f"{schema}.{message['table']}:{row['id']}".encode()
+            per_key[(message["table"], row["id"])].append((message["type"], int(row["version"])))
+    rank = {"INSERT": 0, "UPDATE": 1, "DELETE": 2}
+    for key_id, events in per_key.items():
+        first_seen: list[tuple[int, int]] = []
+        for kind, version in events:
+            item = (version, rank[kind])
+            if item not in first_seen:
+                first_seen.append(item)
+        assert first_seen == sorted(first_seen), f"{key_id} out of order: {events}"
+    return len(changes) - len(set(changes))
+
+
+@pytest.fixture
+def setup(
+    tmp_path: Path, mysql: MysqlEndpoint, kafka_bootstrap: str, scratch_schema: str
+) -> dict[str, Any]:
+    topic = f"e2e-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_bootstrap, topic, PARTITIONS)
+    _create_tables(mysql, scratch_schema)
+    config = write_config(
+        tmp_path / "destinations.yaml",
+        mysql,
+        kafka_bootstrap,
+        scratch_schema,
+        topic,
+        partitions=PARTITIONS,
+        partition_hash=r".*\..*:$pk$",
+    )
+    return {"topic": topic, "config": config, "schema": scratch_schema}
+
+
+def test_mixed_workload_arrives_complete_in_order_on_canals_partitions(
+    setup: dict[str, Any], mysql: MysqlEndpoint, kafka_bootstrap: str
+) -> None:
+    bridge = BridgeProcess(setup["config"]).start()
+    try:
+        bridge.wait_for_output("reading")  # the start position is taken before the workload
+        final = _workload(mysql, setup["schema"], keys=20, rounds=4)
+        records = _collect(kafka_bootstrap, setup["topic"], final, timeout_s=90)
+        bridge.signal(signal.SIGTERM)
+        assert bridge.wait(60) == 0, bridge.output()
+    finally:
+        bridge.kill()
+    duplicates = _assert_complete_and_ordered(records, 20, 4, setup["schema"])
+    assert duplicates == 0
+    sample = next(m for _, _, _, m in records if not m.get("isDdl") and m["type"] == "INSERT")
+    assert sample["sqlType"]["amount"] == 3 and sample["mysqlType"]["amount"] == "decimal(10,2)"
+    assert sample["data"][0]["note"].startswith("ünïcode-") and sample["data"][0]["note"].endswith(
+        "😀"
+    )
+    assert sample["pkNames"] == ["id"]
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
+def test_restart_mid_stream_loses_nothing(
+    setup: dict[str, Any], mysql: MysqlEndpoint, kafka_bootstrap: str, how: int
+) -> None:
+    bridge = BridgeProcess(setup["config"]).start()
+    final: dict[tuple[str, str], int] = {}
+    writer = threading.Thread(
+        target=lambda: final.update(
+            _workload(mysql, setup["schema"], keys=30, rounds=6, pause_s=0.03)
+        )
+    )
+    try:
+        bridge.wait_for_output("reading")
+        writer.start()
+        time.sleep(2.5)
+        assert writer.is_alive(), "the workload ended before the bridge was stopped"
+        bridge.signal(how)
+        code = bridge.wait(60)
+        if how == signal.SIGTERM:
+            assert code == 0, bridge.output()
+        writer.join(120)
+        bridge = BridgeProcess(setup["config"]).start()
+        bridge.wait_for_output("reading")
+        records = _collect(kafka_bootstrap, setup["topic"], final, timeout_s=120)
+        bridge.signal(signal.SIGTERM)
+        assert bridge.wait(60) == 0, bridge.output()
+    finally:
+        bridge.kill()
+    duplicates = _assert_complete_and_ordered(records, 30, 6, setup["schema"])
+    if how == signal.SIGTERM:
+        assert duplicates <= 50, "more duplicates than one unacked batch"
+
+
+def test_validate_reports_every_problem_with_its_path_and_starts_nothing(tmp_path: Path) -> None:
+    config = tmp_path / "broken.yaml"
+    config.write_text(
+        "kafka: {bootstrap_servers: 'nohost'}\n"
+        "destinations:\n"
+        "  - name: a\n"
+        "    source: {address: 'db:3306', username: canal, password: x, slave_id: 0}\n"
+        "    batch_size: 0\n"
+        "    mq: {topic: t, partitions: 0, ddl: sideways}\n"
+    )
+    for command in ("validate", "run"):
+        result = subprocess.run(
+            [sys.executable, "-m", "bridge.cli", command, "--config", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert result.returncode == 2
+        for path in (
+            "kafka.bootstrap_servers",
+            "destinations[0].source.slave_id",
+            "destinations[0].batch_size",
+            "destinations[0].mq.partitions",
+            "destinations[0].mq.ddl",
+        ):
+            assert path in result.stderr, f"{command}: {path} not reported in {result.stderr}"
+        assert "x" not in result.stderr.split("password")[-1][:3]
+    assert not (tmp_path / "meta").exists()

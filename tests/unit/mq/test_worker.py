@@ -1,0 +1,444 @@
+"""MqWorker's loop (canal's CanalMQStarter.worker) against a scripted service and producer.
+
+``ScriptedService`` and ``FakeSender`` are also used by tests/integration/test_mq_kafka.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import orjson
+import pytest
+
+from bridge.entry import Entry, EventType, RowData
+from bridge.instance.api import EMPTY_BATCH_ID, Message
+from bridge.meta import ClientIdentity
+from bridge.mq import (
+    Backoff,
+    BrokerRejectedTooLarge,
+    CanalPartitionRouter,
+    CanalTopicRouter,
+    DeliveryCancelled,
+    DeliveryFailed,
+    MqWorker,
+    OutgoingRecord,
+    RecordBuilder,
+    RecordTooLarge,
+    TopicPartitions,
+    WorkerSettings,
+)
+from tests.unit.mq.conftest import EntryMaker
+
+CLIENT = ClientIdentity("example")
+
+
+class ScriptedService:
+    """canal's get / ack / rollback over a list of batches, thread-safe.
+
+    Like canal's meta manager, a rollback makes the next get return the same entries again,
+    under a new, higher batch id; acks must come in batch order. ``on_drained`` is called
+    when a get finds nothing (tests use it to stop the worker).
+    """
+
+    def __init__(
+        self,
+        batches: Sequence[Sequence[Entry]] = (),
+        on_drained: Callable[[], None] | None = None,
+    ) -> None:
+        self.batches: list[tuple[Entry, ...]] = [tuple(b) for b in batches]
+        self.on_drained = on_drained
+        self.on_get: Callable[[Message], None] | None = None
+        self.cursor = 0  # index of the first batch not acked
+        self.outstanding: list[int] = []
+        self.next_id = 1
+        self.calls: list[tuple[str, int]] = []
+        self._cond = threading.Condition()
+
+    def push(self, *entries: Entry) -> None:
+        with self._cond:
+            self.batches.append(entries)
+            self._cond.notify_all()
+
+    def subscribe(self, client: ClientIdentity) -> None:
+        with self._cond:
+            self.calls.append(("subscribe", client.client_id))
+
+    def _next_index(self) -> int:
+        return self.cursor + len(self.outstanding)
+
+    def get_without_ack(
+        self, client: ClientIdentity, batch_size: int, timeout_s: float | None = None
+    ) -> Message:
+        with self._cond:
+            if timeout_s is not None and timeout_s > 0:
+                self._cond.wait_for(lambda: self._next_index() < len(self.batches), timeout_s)
+            index = self._next_index()
+            if index < len(self.batches):
+                message = Message(self.next_id, self.batches[index])
+                self.outstanding.append(self.next_id)
+                self.next_id += 1
+            else:
+                message = Message(EMPTY_BATCH_ID, ())
+            self.calls.append(("get", message.batch_id))
+        if message.batch_id == EMPTY_BATCH_ID and self.on_drained is not None:
+            self.on_drained()
+        if self.on_get is not None:
+            self.on_get(message)
+        return message
+
+    def ack(self, client: ClientIdentity, batch_id: int) -> None:
+        with self._cond:
+            assert self.outstanding[:1] == [batch_id], f"ack {batch_id} of {self.outstanding}"
+            self.outstanding.pop(0)
+            self.cursor += 1
+            self.calls.append(("ack", batch_id))
+            self._cond.notify_all()
+
+    def rollback(self, client: ClientIdentity, batch_id: int | None = None) -> None:
+        with self._cond:
+            self.outstanding.clear()
+            self.calls.append(("rollback", -1 if batch_id is None else batch_id))
+
+    @property
+    def acked(self) -> int:
+        with self._cond:
+            return self.cursor
+
+    def wait_acked(self, count: int, timeout_s: float) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self.cursor >= count, timeout_s)
+
+    def count(self, kind: str) -> int:
+        with self._cond:
+            return sum(1 for call, _ in self.calls if call == kind)
+
+
+class FakeSender:
+    """A producer whose sends succeed, or raise the next scripted outcome."""
+
+    def __init__(self, outcomes: Sequence[BaseException | None] = ()) -> None:
+        self.outcomes = list(outcomes)
+        self.sent: list[list[OutgoingRecord]] = []
+        self.on_send: Callable[[Sequence[OutgoingRecord]], None] | None = None
+        self.closed = False
+
+    def send_batch(
+        self,
+        records: Sequence[OutgoingRecord],
+        timeout_s: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self.sent.append(list(records))
+        if self.on_send is not None:
+            self.on_send(records)
+        if self.outcomes:
+            outcome = self.outcomes.pop(0)
+            if outcome is not None:
+                raise outcome
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        self.closed = True
+
+
+class MaxRng(random.Random):
+    """Jitter that always picks the top of the range, so back-off delays are exact."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return b
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def builder(**kwargs: object) -> RecordBuilder:
+    return RecordBuilder(
+        CanalTopicRouter("example", ""),
+        CanalPartitionRouter(r"shop\.orders:id"),
+        TopicPartitions(3, ""),
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def transaction(make: EntryMaker, *ids: str) -> list[Entry]:
+    return [make.begin(), make.insert(*ids), make.end()]
+
+
+class Harness:
+    """A worker wired to a scripted service and producer, with waits recorded, not slept."""
+
+    def __init__(
+        self,
+        batches: Sequence[Sequence[Entry]] = (),
+        outcomes: Sequence[BaseException | None] = (),
+        records: RecordBuilder | None = None,
+        settings: WorkerSettings | None = None,
+        stop_when_drained: bool = True,
+    ) -> None:
+        self.clock = FakeClock()
+        self.waits: list[float] = []
+        self.service = ScriptedService(batches)
+        self.sender = FakeSender(outcomes)
+        self.worker = MqWorker(
+            CLIENT,
+            self.service,
+            records or builder(),
+            self.sender,
+            settings or WorkerSettings(idle_interval_s=0, progress_log_interval_s=1e9),
+            clock=self.clock,
+            wall_clock=lambda: 1_700_000_005.0,
+            wait=self.waits.append,
+            rng=MaxRng(),
+        )
+        if stop_when_drained:
+            self.service.on_drained = self.worker.stop
+
+
+def test_batch_acked_after_its_records_are_confirmed(make: EntryMaker) -> None:
+    first, second = transaction(make, "1", "2", "3"), transaction(make, "4")
+    h = Harness([first, second])
+    h.worker.run()
+    assert h.service.calls == [
+        ("subscribe", 1001),
+        ("get", 1),
+        ("ack", 1),
+        ("get", 2),
+        ("ack", 2),
+        ("get", -1),
+    ]
+    # One FlatMessage per rows event, split by partition (3 ids over 3 partitions).
+    assert [(r.topic, r.key) for r in h.sender.sent[1]] == [("example", b"shop.orders:4")]
+    rows = [
+        (r.partition, row["id"]) for r in h.sender.sent[0] for row in orjson.loads(r.value)["data"]
+    ]
+    assert sorted(row for _, row in rows) == ["1", "2", "3"]
+    assert len({partition for partition, _ in rows}) == len(h.sender.sent[0]) > 1
+    assert {orjson.loads(r.value)["id"] for r in h.sender.sent[0]} == {1}
+    assert h.sender.closed
+    assert h.waits == []
+
+
+def test_progress_counts_rows_messages_batches_and_the_cursor(make: EntryMaker) -> None:
+    first, second = transaction(make, "1", "2", "3"), transaction(make, "4")
+    h = Harness([first, second])
+    assert h.worker.progress().state == "new"
+    h.worker.run()
+    progress = h.worker.progress()
+    assert progress.state == "stopped"
+    assert (progress.rows_sent, progress.batches_acked) == (4, 2)
+    assert progress.messages_sent == len(h.sender.sent[0]) + len(h.sender.sent[1])
+    assert progress.last_position is not None
+    assert progress.last_position.position == second[-1].header.logfile_offset
+    assert progress.cursor == f"mysql-bin.000003:{second[-1].header.logfile_offset}"
+    assert progress.last_event_time_ms == 1_700_000_000_000
+    assert progress.lag_s(1_700_000_005_000) == 5.0
+    assert progress.caught_up
+    assert (progress.failures, progress.last_error) == (0, None)
+
+
+def test_failed_delivery_rolls_back_backs_off_and_sends_the_same_data(
+    make: EntryMaker,
+) -> None:
+    batch = transaction(make, "1", "2")
+    failure = DeliveryFailed("_MSG_TIMED_OUT", "example", "Local: Message timed out")
+    h = Harness([batch], outcomes=[failure, failure, None])
+    h.worker.run()
+    assert h.service.calls == [
+        ("subscribe", 1001),
+        ("get", 1),
+        ("rollback", 1),
+        ("get", 2),
+        ("rollback", 2),
+        ("get", 3),
+        ("ack", 3),
+        ("get", -1),
+    ]
+    assert h.waits == [0.2, 0.4]
+    # At-least-once: every attempt carries the same records; only the batch id differs.
+    attempts = [
+        [(r.topic, r.partition, r.key, r.headers, _without_id(r.value)) for r in sent]
+        for sent in h.sender.sent
+    ]
+    assert attempts[0] == attempts[1] == attempts[2]
+    assert [orjson.loads(sent[0].value)["id"] for sent in h.sender.sent] == [1, 2, 3]
+    progress = h.worker.progress()
+    assert (progress.failures, progress.consecutive_failures, progress.batches_acked) == (2, 0, 1)
+    assert "_MSG_TIMED_OUT" in (progress.last_error or "")
+
+
+def _without_id(value: bytes) -> dict[str, object]:
+    message = orjson.loads(value)
+    del message["id"]
+    return message  # type: ignore[no-any-return]
+
+
+def test_backoff_grows_is_capped_and_resets_after_a_success(make: EntryMaker) -> None:
+    failure: BaseException = DeliveryFailed("_TRANSPORT", "example", "broker down")
+    outcomes: list[BaseException | None] = [*([failure] * 10), None, failure, None]
+    h = Harness(
+        [transaction(make, "1"), transaction(make, "2")],
+        outcomes=outcomes,
+        settings=WorkerSettings(
+            idle_interval_s=0, backoff_initial_s=0.2, backoff_max_s=30, progress_log_interval_s=1e9
+        ),
+    )
+    h.worker.run()
+    assert h.waits == [0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30, 0.2]
+    assert h.service.count("ack") == 2
+    assert h.service.count("rollback") == 11
+
+
+def test_backoff_jitter_stays_within_half_to_full_ceiling() -> None:
+    backoff = Backoff(0.2, 30, random.Random(7))
+    delays = [backoff.next() for _ in range(20)]
+    ceilings = [min(30, 0.2 * 2**n) for n in range(20)]
+    assert all(c / 2 <= d <= c for d, c in zip(delays, ceilings, strict=True))
+    assert max(delays) <= 30
+    backoff.reset()
+    assert 0.1 <= backoff.next() <= 0.2
+
+
+def test_oversize_with_policy_fail_stops_the_destination(make: EntryMaker) -> None:
+    big = make.rows(
+        EventType.INSERT, [RowData(after=make.order(str(i), note="x" * 300)) for i in range(20)]
+    )
+    h = Harness([[make.begin(), big, make.end()]], records=builder(max_record_bytes=2000))
+    with pytest.raises(RecordTooLarge, match="over the limit of"):
+        h.worker.run()
+    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
+    assert h.sender.sent == []
+    assert h.sender.closed
+    progress = h.worker.progress()
+    assert progress.state == "failed"
+    assert "RecordTooLarge" in (progress.last_error or "")
+
+
+def test_broker_rejecting_a_record_as_too_large_stops_without_retrying(
+    make: EntryMaker,
+) -> None:
+    rejected = BrokerRejectedTooLarge("example", 0, 5000, 1_000_000, "MSG_SIZE_TOO_LARGE")
+    h = Harness([transaction(make, "1")], outcomes=[rejected])
+    with pytest.raises(BrokerRejectedTooLarge, match=r"max\.message\.bytes"):
+        h.worker.run()
+    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
+    assert h.waits == []
+    assert h.worker.progress().state == "failed"
+
+
+def test_stop_while_sending_rolls_the_batch_back(make: EntryMaker) -> None:
+    h = Harness(
+        [transaction(make, "1"), transaction(make, "2")],
+        outcomes=[DeliveryCancelled("example", 1)],
+        stop_when_drained=False,
+    )
+    h.sender.on_send = lambda records: h.worker.stop()
+    h.worker.run()
+    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
+    assert h.waits == []  # no back-off on the way out
+    assert h.worker.progress().state == "stopped"
+    assert h.sender.closed
+
+
+def test_stop_during_a_get_rolls_the_fetched_batch_back(make: EntryMaker) -> None:
+    h = Harness([transaction(make, "1")], stop_when_drained=False)
+    h.service.on_get = lambda message: h.worker.stop()
+    h.worker.run()
+    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
+    assert h.sender.sent == []
+
+
+def test_stop_during_back_off_does_not_send_again(make: EntryMaker) -> None:
+    failure = DeliveryFailed("_TRANSPORT", "example", "broker down")
+    h = Harness([transaction(make, "1")], outcomes=[failure], stop_when_drained=False)
+    h.worker._wait = lambda seconds: h.worker.stop()
+    h.worker.run()
+    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
+    assert len(h.sender.sent) == 1
+
+
+def test_batch_without_records_is_acked(make: EntryMaker) -> None:
+    h = Harness([[make.begin(), make.end()], [make.heartbeat()]])
+    h.worker.run()
+    assert h.service.count("ack") == 2
+    assert h.sender.sent == [[], []]  # nothing to produce
+    assert h.worker.progress().rows_sent == 0
+
+
+def test_idle_gets_are_paced() -> None:
+    h = Harness(settings=WorkerSettings(idle_interval_s=0.1), stop_when_drained=False)
+    gets = 0
+
+    def count(message: Message) -> None:
+        nonlocal gets
+        gets += 1
+        h.clock.now += 0.03  # the get returned after 30 ms
+        if gets == 5:
+            h.worker.stop()
+
+    h.service.on_get = count
+    h.worker.run()
+    assert h.waits == pytest.approx([0.07] * 5)
+    assert h.worker.progress().caught_up
+
+
+def test_progress_line_is_logged_every_interval(
+    make: EntryMaker, caplog: pytest.LogCaptureFixture
+) -> None:
+    batches = [transaction(make, str(i)) for i in range(6)]
+    h = Harness(batches, settings=WorkerSettings(idle_interval_s=0, progress_log_interval_s=10))
+
+    def tick(message: Message) -> None:
+        h.clock.now += 4
+
+    h.service.on_get = tick
+    with caplog.at_level(logging.INFO, logger="bridge.mq.worker"):
+        h.worker.run()
+    lines = [r.getMessage() for r in caplog.records if "rows/s" in r.getMessage()]
+    assert len(lines) == 2  # 7 gets, 28 s
+    assert lines[0].startswith("example: 0.2 rows/s, lag 5.0 s, cursor mysql-bin.000003:")
+    assert "caught up" in lines[-1] or "lag" in lines[-1]
+
+
+def test_thread_lifecycle_and_stop_within_a_bound(make: EntryMaker) -> None:
+    service = ScriptedService()
+    sender = FakeSender()
+    worker = MqWorker(
+        CLIENT, service, builder(), sender, WorkerSettings(get_timeout_s=0.2, backoff_initial_s=5)
+    )
+    worker.start()
+    with pytest.raises(RuntimeError, match="already started"):
+        worker.start()
+    service.push(*transaction(make, "1"))
+    assert service.wait_acked(1, timeout_s=5)
+    assert worker.running
+    # A failing send puts the worker in a 5 s back-off; stop() must cut it short.
+    sender.outcomes = [DeliveryFailed("_TRANSPORT", "example", "down")]
+    service.push(*transaction(make, "2"))
+    deadline = time.monotonic() + 5
+    while service.count("rollback") == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = time.monotonic()
+    worker.stop()
+    assert worker.join(2)
+    assert time.monotonic() - started < 1
+    assert worker.error is None
+    assert worker.progress().state == "stopped"
+    assert sender.closed
+
+
+def test_thread_keeps_the_error_that_stopped_it(make: EntryMaker) -> None:
+    service = ScriptedService([transaction(make, "1")])
+    rejected = BrokerRejectedTooLarge("example", 0, 5000, 1_000_000, "MSG_SIZE_TOO_LARGE")
+    worker = MqWorker(CLIENT, service, builder(), FakeSender([rejected]))
+    worker.start()
+    assert worker.join(5)
+    assert worker.error is rejected
+    assert not worker.running

@@ -1,0 +1,164 @@
+"""KafkaProducer without a broker: size limits, deadlines, cancel, settings and secrets.
+
+Nothing listens on the bootstrap address, so every record stays queued until it times out.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from pydantic import SecretStr
+
+from bridge.config import KafkaConfig, KafkaSasl
+from bridge.mq import (
+    BrokerRejectedTooLarge,
+    DeliveryCancelled,
+    DeliveryFailed,
+    KafkaProducer,
+    OutgoingRecord,
+    ProducerSetupFailed,
+    RecordTooLarge,
+    connection_settings,
+)
+from bridge.mq.producer import masked
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def config(**producer: object) -> KafkaConfig:
+    return KafkaConfig(bootstrap_servers=f"127.0.0.1:{_closed_port()}", producer=producer)
+
+
+@pytest.fixture
+def producer() -> Iterator[KafkaProducer]:
+    made = KafkaProducer(config(**{"message.max.bytes": 2000}))
+    yield made
+    made.close(0)
+
+
+def record(size: int = 10, partition: int = 0) -> OutgoingRecord:
+    return OutgoingRecord("t", partition, b"k", b"v" * size, (("binlog.file", b"f"),))
+
+
+def test_settings_keep_canal_bridge_defaults_and_add_a_message_timeout() -> None:
+    made = KafkaProducer(config(), client_id="canal-bridge-example")
+    try:
+        settings = made._settings
+        assert settings["acks"] == "all"
+        assert settings["enable.idempotence"] is True
+        assert settings["message.timeout.ms"] == 30_000
+        assert settings["client.id"] == "canal-bridge-example"
+        assert made.default_timeout_s == 35.0
+    finally:
+        made.close(0)
+
+
+def test_user_message_timeout_is_kept() -> None:
+    made = KafkaProducer(config(**{"delivery.timeout.ms": 4000}))
+    try:
+        assert "message.timeout.ms" not in made._settings
+        assert made.default_timeout_s == 9.0
+    finally:
+        made.close(0)
+
+
+def test_record_over_librdkafkas_limit_is_record_too_large(producer: KafkaProducer) -> None:
+    with pytest.raises(RecordTooLarge, match=r"librdkafka message\.max\.bytes") as caught:
+        producer.send_batch([record(), record(5000)], timeout_s=5)
+    assert not isinstance(caught.value, BrokerRejectedTooLarge)
+    assert (caught.value.size, caught.value.limit) == (5001, 2000)
+    assert producer._client is not None
+    # The record produced before it was purged: nothing is left to flush (no broker to take it).
+    assert producer._client.flush(1) == 0
+
+
+def test_deadline_with_records_unconfirmed_fails_and_purges(producer: KafkaProducer) -> None:
+    started = time.monotonic()
+    with pytest.raises(DeliveryFailed) as caught:
+        producer.send_batch([record(), record()], timeout_s=0.5)
+    assert caught.value.code == "_TIMED_OUT"
+    assert time.monotonic() - started < 2
+    assert producer._client is not None
+    # No stale copy is left to go out after a retry (no broker could have taken one).
+    assert producer._client.flush(1) == 0
+
+
+def test_message_timeout_is_reported_as_delivery_failed() -> None:
+    made = KafkaProducer(config(**{"message.timeout.ms": 300}))
+    try:
+        with pytest.raises(DeliveryFailed) as caught:
+            made.send_batch([record()])
+        assert caught.value.code == "_MSG_TIMED_OUT"
+        assert not caught.value.fatal
+    finally:
+        made.close(0)
+
+
+def test_cancel_abandons_the_batch_quickly(producer: KafkaProducer) -> None:
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    with pytest.raises(DeliveryCancelled):
+        producer.send_batch([record()], timeout_s=30, cancel=cancel)
+    assert time.monotonic() - started < 1.5
+
+
+def test_empty_batch_returns_at_once(producer: KafkaProducer) -> None:
+    producer.send_batch([], timeout_s=0)
+
+
+def test_bad_setting_is_reported_without_secrets() -> None:
+    kafka = KafkaConfig(
+        bootstrap_servers="127.0.0.1:9",
+        sasl=KafkaSasl(username="u", password=SecretStr("hunter2")),
+        producer={"no.such.setting": 1},
+    )
+    with pytest.raises(ProducerSetupFailed, match=r"no\.such\.setting") as caught:
+        KafkaProducer(kafka)
+    assert "hunter2" not in str(caught.value)
+
+
+def test_masked_hides_every_secret_value() -> None:
+    settings = {"sasl.password": "hunter2", "ssl.key.password": "k3y", "client.id": "x"}
+    assert masked("bad hunter2 and k3y for x", settings) == "bad *** and *** for x"
+
+
+def test_connection_settings_leave_producer_settings_out() -> None:
+    kafka = KafkaConfig(
+        bootstrap_servers="127.0.0.1:9",
+        sasl=KafkaSasl(username="u", password=SecretStr("p")),
+        producer={"linger.ms": 5},
+    )
+    assert connection_settings(kafka) == {
+        "bootstrap.servers": "127.0.0.1:9",
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": "u",
+        "sasl.password": "p",
+    }
+
+
+def test_broker_down_is_logged_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
+    made = KafkaProducer(config(**{"message.timeout.ms": 1500, "reconnect.backoff.max.ms": 100}))
+    try:
+        with (
+            caplog.at_level(logging.DEBUG, logger="bridge.mq.producer"),
+            pytest.raises(DeliveryFailed),
+        ):
+            made.send_batch([record()])
+    finally:
+        made.close(0)
+    errors = [r for r in caplog.records if r.getMessage().startswith("Kafka producer error")]
+    assert errors, "librdkafka's error_cb was not forwarded"
+    warnings = [r for r in errors if r.levelno == logging.WARNING]
+    codes = [r.getMessage().split(": ")[1] for r in warnings]  # "..error: _TRANSPORT: .."
+    assert len(set(codes)) == len(codes), "an error code was logged at WARNING twice"
