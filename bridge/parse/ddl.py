@@ -31,7 +31,11 @@ _RULES: tuple[tuple[re.Pattern[str], EventType], ...] = tuple(
         ),
         (rf"^drop\s+(?:temporary\s+)?table\s+(?:if\s+exists\s+)?{_QUALIFIED}", EventType.ERASE),
         (rf"^truncate\s+(?:table\s+)?{_QUALIFIED}", EventType.TRUNCATE),
-        (rf"^rename\s+table\s+{_QUALIFIED}", EventType.RENAME),
+        # canal names the renamed table by its new name (the first pair of a list)
+        (
+            rf"^rename\s+table\s+(?:if\s+exists\s+)?{_NAME}(?:\s*\.\s*{_NAME})?\s+to\s+{_QUALIFIED}",
+            EventType.RENAME,
+        ),
         (
             rf"^create\s+(?:or\s+replace\s+)?(?:unique\s+|fulltext\s+|spatial\s+)?index\s+"
             rf"(?:if\s+not\s+exists\s+)?{_NAME}\s+(?:using\s+\w+\s+)?on\s+{_QUALIFIED}",

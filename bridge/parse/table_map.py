@@ -46,6 +46,10 @@ _INT_TYPES = {
 }
 _BLOB_NAMES = {1: "tiny", 2: "", 3: "medium", 4: "long"}
 _DISPLAY_WIDTH = re.compile(r"^(tinyint|smallint|mediumint|int|bigint|year)\(\d+\)")
+_FLOAT_SIZE = re.compile(r"^(float|double)\(\d+,\d+\)")
+_SPATIAL = re.compile(
+    r"^(?:point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)$"
+)
 
 
 def _charset_name(collation: str | None) -> str:
@@ -111,10 +115,17 @@ def declared_type(column: Any) -> str:
     return render() if render else f"type{code}"
 
 
+def _binlog_view(type_text: str) -> str:
+    """A declared type without what the binlog cannot tell: display widths, ZEROFILL, the
+    (M,D) of FLOAT/DOUBLE and the spatial subtype."""
+    text = _DISPLAY_WIDTH.sub(r"\1", type_text.lower().replace(" zerofill", ""))
+    text = _SPATIAL.sub("geometry", _FLOAT_SIZE.sub(r"\1", text))
+    return text.replace("(4)", "")
+
+
 def _same_definition(live_type: str, derived: str) -> bool:
     """True when the live declared type describes the same binlog column as ``derived``."""
-    strip = _DISPLAY_WIDTH.sub(r"\1", live_type.lower()).replace("(4)", "")
-    return strip == _DISPLAY_WIDTH.sub(r"\1", derived.lower()).replace("(4)", "")
+    return _binlog_view(live_type) == _binlog_view(derived)
 
 
 def _codec(collation: str | None) -> str | None:
