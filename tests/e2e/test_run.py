@@ -9,6 +9,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +262,82 @@ def test_validate_reports_every_problem_with_its_path_and_starts_nothing(tmp_pat
             assert path in result.stderr, f"{command}: {path} not reported in {result.stderr}"
         assert "x" not in result.stderr.split("password")[-1][:3]
     assert not (tmp_path / "meta").exists()
+
+
+@pytest.mark.parametrize("ddl", ["inline", "topic", "skip"])
+def test_ddl_policy_routes_ddl_messages(
+    tmp_path: Path, mysql: MysqlEndpoint, kafka_bootstrap: str, scratch_schema: str, ddl: str
+) -> None:
+    topic = f"ddl-{uuid.uuid4().hex[:8]}"
+    ddl_topic = f"{topic}-ddl"
+    create_topic(kafka_bootstrap, topic, PARTITIONS)
+    create_topic(kafka_bootstrap, ddl_topic, 1)
+    policy = f"topic:{ddl_topic}" if ddl == "topic" else ddl
+    config = write_config(
+        tmp_path / "destinations.yaml",
+        mysql,
+        kafka_bootstrap,
+        scratch_schema,
+        topic,
+        partitions=PARTITIONS,
+        partition_hash=r".*\..*:$pk$",
+        ddl=policy,
+    )
+    conn = _connect(mysql)
+    bridge = BridgeProcess(config).start()
+    try:
+        bridge.wait_for_output("reading")
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE TABLE `{scratch_schema}`.t (id INT PRIMARY KEY, v INT)")
+            cur.execute(f"INSERT INTO `{scratch_schema}`.t VALUES (1, 1), (2, 2)")
+            cur.execute(f"ALTER TABLE `{scratch_schema}`.t ADD COLUMN w INT")
+            cur.execute(f"INSERT INTO `{scratch_schema}`.t VALUES (3, 3, 3)")
+        ddl_expected = 2 if ddl == "inline" else 0
+        main = _drain(
+            kafka_bootstrap,
+            topic,
+            lambda got: _row_count(got) >= 3 and _ddl_count(got) >= ddl_expected,
+            30,
+        )
+        # The DDL is produced before the last insert, so the other topic is complete by now.
+        other = _drain(kafka_bootstrap, ddl_topic, lambda got: False, 3)
+        bridge.signal(signal.SIGTERM)
+        assert bridge.wait(60) == 0, bridge.output()
+    finally:
+        bridge.kill()
+        conn.close()
+    ddl_in_main = [(p, m["type"]) for p, m in main if m.get("isDdl")]
+    ddl_elsewhere = [(p, m["type"]) for p, m in other if m.get("isDdl")]
+    expected = [(0, "CREATE"), (0, "ALTER")]
+    assert ddl_in_main == (expected if ddl == "inline" else [])
+    assert ddl_elsewhere == (expected if ddl == "topic" else [])
+    assert sorted(r["id"] for _, m in main if not m.get("isDdl") for r in m["data"]) == [
+        "1",
+        "2",
+        "3",
+    ]
+
+
+def _row_count(got: list[tuple[int, dict[str, Any]]]) -> int:
+    return sum(len(m["data"]) for _, m in got if not m.get("isDdl"))
+
+
+def _ddl_count(got: list[tuple[int, dict[str, Any]]]) -> int:
+    return sum(1 for _, m in got if m.get("isDdl"))
+
+
+def _drain(
+    bootstrap: str,
+    topic: str,
+    done: Callable[[list[tuple[int, dict[str, Any]]]], bool],
+    timeout_s: float,
+) -> list[tuple[int, dict[str, Any]]]:
+    """(partition, FlatMessage) of ``topic`` until ``done`` says so or ``timeout_s`` passed."""
+    got: list[tuple[int, dict[str, Any]]] = []
+    deadline = time.monotonic() + timeout_s
+    for partition, _, _, message in consume(bootstrap, topic):
+        if partition >= 0:
+            got.append((partition, message))
+        if done(got) or time.monotonic() > deadline:
+            break
+    return got
