@@ -1,4 +1,4 @@
-"""The ``canal-bridge`` command line: run, validate, status, tail."""
+"""The ``canal-bridge`` command line: run, validate, check, status, tail."""
 
 from __future__ import annotations
 
@@ -58,11 +58,25 @@ def run(
 
 
 @app.command()
+def check(config: ConfigOption) -> None:
+    """Check every source and the Kafka topics against the configuration; exit 1 on a failure."""
+    from bridge.check import print_check
+
+    raise typer.Exit(print_check(_load(config), sys.stdout))
+
+
+@app.command()
 def status(config: ConfigOption) -> None:
-    """Print each destination's cursor and how far it is behind its source."""
+    """Print each destination's cursor and how far it is behind its source; with HA, which
+    process runs each destination and which stand by."""
     from bridge.status import print_status
 
-    print_status(_load(config), sys.stdout)
+    loaded = _load(config)
+    try:
+        print_status(loaded, sys.stdout)
+    except BridgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
 
 
 @app.command()

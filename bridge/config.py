@@ -235,11 +235,32 @@ class KafkaConfig(_Model):
 
 
 class MetaConfig(_Model):
-    """Where acked cursors are kept: ``file`` (``dir``/<destination>/meta.dat) or ``memory``."""
+    """Where acked cursors are kept: ``file`` (``dir``/<destination>/meta.dat), ``memory``, or
+    ``zookeeper`` (``{zookeeper.root}/destinations/<destination>/<client_id>/cursor``, needs the
+    ``zookeeper`` section); ``flush_period_ms`` paces the file and ZooKeeper writes."""
 
-    store: Literal["file", "memory"] = "file"
+    store: Literal["file", "memory", "zookeeper"] = "file"
     dir: Path = Path("var/meta")
     flush_period_ms: int = Field(default=1000, ge=1)
+
+
+def _zk_root(value: str) -> str:
+    parts = value.split("/")
+    if not value.startswith("/") or value == "/" or any(p in ("", ".", "..") for p in parts[1:]):
+        raise ValueError(f"expected an absolute ZooKeeper path like /otter/canal, got {value!r}")
+    return value
+
+
+class ZooKeeperConfig(_Model):
+    """Its presence turns HA on (canal's ZooKeeper layout below ``root``): every process with
+    this config registers, and per destination the one that creates the ``running`` node runs
+    it while the others stand by. ``address`` is what this process registers as (canal's
+    ip:port); by default the admin listen address, or ``<host ip>:<pid>`` without one."""
+
+    hosts: Annotated[str, AfterValidator(_address_list)]
+    session_timeout_ms: int = Field(default=30_000, ge=1000, le=600_000)
+    root: Annotated[str, AfterValidator(_zk_root)] = "/otter/canal"
+    address: Address | None = None
 
 
 class AdminConfig(_Model):
@@ -395,6 +416,7 @@ class BridgeConfig(_Model):
     kafka: KafkaConfig
     meta: MetaConfig = MetaConfig()
     admin: AdminConfig = AdminConfig()
+    zookeeper: ZooKeeperConfig | None = None
     destinations: tuple[DestinationConfig, ...]
 
     @field_validator("destinations", mode="before")
@@ -550,11 +572,23 @@ def _read_secret_files(value: object, loc: tuple[str | int, ...], problems: list
 
 
 def _cross_checks(data: object) -> list[str]:
-    """Problems no single destination can see: duplicate names and replica server ids."""
+    """Problems no single destination can see: duplicate names and replica server ids; and
+    a ZooKeeper meta store without a ``zookeeper`` section."""
+    problems: list[str] = []
+    if isinstance(data, dict):
+        meta = data.get("meta")
+        if (
+            isinstance(meta, dict)
+            and meta.get("store") == "zookeeper"
+            and not data.get("zookeeper")
+        ):
+            problems.append(
+                "meta.store: 'zookeeper' needs a zookeeper section (hosts, session_timeout_ms, "
+                "root)"
+            )
     destinations = data.get("destinations") if isinstance(data, dict) else None
     if not isinstance(destinations, list):
-        return []
-    problems: list[str] = []
+        return problems
     names: dict[object, int] = {}
     slave_ids: dict[object, int] = {}
     for index, destination in enumerate(destinations):

@@ -1,18 +1,57 @@
 """Log output: plain lines for people, JSON lines for log pipelines.
 
 Records may carry ``destination`` and ``position`` (pass them in ``extra=``); both formats show
-them. Secrets never reach a log record: configuration objects hold them as ``SecretStr`` and
-only the client constructors unwrap them.
+them. Where a record lacks them, ``ContextFilter`` fills them in cheaply at log time: the
+destination from the thread's name (``mq-<destination>``, ``parser-<destination>``), the
+position from the lookup the runner registers (the destination's acked cursor).
+
+Secrets never reach a log record: configuration objects hold them as ``SecretStr`` and only
+the client constructors unwrap them.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 
 import orjson
 
 _CONTEXT_FIELDS = ("destination", "position")
+_THREAD_PREFIXES = ("mq-", "parser-")
+
+PositionLookup = Callable[[str], str | None]
+_lookups: dict[str, PositionLookup] = {}
+
+
+def set_position_lookup(lookup: PositionLookup | None) -> None:
+    """Register how to find a destination's current position for log records (None: off)."""
+    if lookup is None:
+        _lookups.pop("position", None)
+    else:
+        _lookups["position"] = lookup
+
+
+class ContextFilter(logging.Filter):
+    """Adds ``destination`` and ``position`` to records logged on a destination's threads."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "destination", None) is None:
+            thread = record.threadName or ""
+            for prefix in _THREAD_PREFIXES:
+                if thread.startswith(prefix):
+                    record.destination = thread[len(prefix) :]
+                    break
+        destination = getattr(record, "destination", None)
+        lookup = _lookups.get("position")
+        if destination and lookup is not None and getattr(record, "position", None) is None:
+            try:
+                position = lookup(str(destination))
+            except Exception:
+                position = None
+            if position is not None:
+                record.position = position
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -51,6 +90,7 @@ def configure_logging(log_format: str = "plain", level: int = logging.INFO) -> N
         raise ValueError(f"log format must be plain or json, not {log_format!r}")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if log_format == "json" else PlainFormatter())
+    handler.addFilter(ContextFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

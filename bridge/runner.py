@@ -3,6 +3,11 @@
 Start order per destination: instance (meta -> store -> sink -> parser), then its worker.
 Shutdown on SIGINT/SIGTERM: workers stop first (each rolls back its in-flight batch), then
 the instances stop, which flushes the acked cursors. A restart resumes from those cursors.
+
+HA mode (a ``zookeeper`` section): the runner is the ``DestinationHost`` of a
+``bridge.ha.HaNode``, which starts a destination (fenced worker, ZooKeeper meta store when
+``meta.store: zookeeper``) only once this process owns its running node, stops it when the
+node is lost, and stands by for the rest until SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -12,25 +17,37 @@ import signal
 import threading
 import time
 from types import FrameType
+from typing import TYPE_CHECKING
 
+from bridge.admin import AdminServer, RunnerObserver, set_ha_role
 from bridge.config import BridgeConfig, DestinationConfig
 from bridge.instance import EmbeddedServer, Instance
+from bridge.logs import set_position_lookup
 from bridge.meta import FileMixedMetaManager, MemoryMetaManager, MetaManager
 from bridge.mq.worker import MqWorker
+
+if TYPE_CHECKING:
+    from bridge.ha import HaNode
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_TIMEOUT_S = 30.0
 
 
-def build_meta(config: BridgeConfig) -> MetaManager:
+def build_meta(config: BridgeConfig, ha: HaNode | None = None) -> MetaManager:
     if config.meta.store == "memory":
         return MemoryMetaManager()
+    if config.meta.store == "zookeeper":
+        if ha is None:
+            raise ValueError("meta.store zookeeper needs the HA node (a zookeeper section)")
+        return ha.meta_manager()
     return FileMixedMetaManager(MemoryMetaManager(), config.meta.dir, config.meta.flush_period_ms)
 
 
-def build_instance(config: BridgeConfig, destination: DestinationConfig) -> Instance:
-    return Instance(destination, build_meta(config))
+def build_instance(
+    config: BridgeConfig, destination: DestinationConfig, ha: HaNode | None = None
+) -> Instance:
+    return Instance(destination, build_meta(config, ha))
 
 
 class Runner:
@@ -38,22 +55,65 @@ class Runner:
         self.config = config
         self.server = EmbeddedServer()
         self.workers: dict[str, MqWorker] = {}
+        self.admin: AdminServer | None = None
+        self.ha: HaNode | None = None
 
     def start(self) -> None:
+        self.start_admin()
+        set_position_lookup(self._cursor_of)
+        if self.config.zookeeper is not None:
+            from bridge.ha import HaNode
+
+            self.ha = HaNode(self.config, self, on_role=set_ha_role)
+            self.ha.start()
+            return
         for destination in self.config.destinations:
-            self.server.start(build_instance(self.config, destination))
+            self.start_destination(destination.name)
+
+    # -- one destination (bridge.ha.DestinationHost) ------------------------------------------
+
+    def start_destination(self, name: str) -> None:
+        destination = self.config.destination(name)
+        self.server.start(build_instance(self.config, destination, self.ha))
+        if self.ha is not None:
+            worker = self.ha.worker(destination, self.server)
+        else:
             worker = MqWorker.from_config(destination, self.config.kafka, self.server)
-            self.workers[destination.name] = worker
-            worker.start()
-            log.info("destination %s started", destination.name)
+        self.workers[name] = worker
+        worker.start()
+        log.info("destination %s started", name)
+
+    def stop_destination(self, name: str, timeout_s: float = SHUTDOWN_TIMEOUT_S) -> None:
+        """Stop the worker (its in-flight batch is rolled back), then the instance."""
+        worker = self.workers.pop(name, None)
+        if worker is not None:
+            worker.stop()
+            if not worker.join(timeout_s):
+                log.error("MQ worker of %s did not stop within %.0fs", name, timeout_s)
+        self.server.stop(name)
+
+    def destination_ended(self, name: str) -> bool:
+        worker = self.workers.get(name)
+        return worker is not None and worker.join(0)
+
+    def destination_error(self, name: str) -> BaseException | None:
+        worker = self.workers.get(name)
+        return None if worker is None else worker.error
 
     def alive(self) -> bool:
+        if self.ha is not None:
+            return self.ha.election.running
         return any(not worker.join(0) for worker in self.workers.values())
 
     def failed(self) -> list[str]:
-        return [name for name, worker in self.workers.items() if worker.error is not None]
+        failed = [name for name, worker in self.workers.items() if worker.error is not None]
+        if self.ha is not None:
+            failed += [name for name in self.ha.election.failures if name not in failed]
+        return failed
 
     def stop(self, timeout_s: float = SHUTDOWN_TIMEOUT_S) -> None:
+        if self.ha is not None:
+            self.ha.stop()  # gives each destination up: worker, instance, running node
         deadline = time.monotonic() + timeout_s
         for worker in self.workers.values():
             worker.stop()
@@ -61,6 +121,29 @@ class Runner:
             if not worker.join(max(0.1, deadline - time.monotonic())):
                 log.error("MQ worker of %s did not stop within %.0fs", name, timeout_s)
         self.server.stop_all()
+        self.stop_admin()
+
+    def start_admin(self) -> None:
+        """Serve metrics and probes on ``admin.listen`` (none when it is null); first, so that
+        a taken port fails the run before any destination starts."""
+        if self.config.admin.listen is None or self.admin is not None:
+            return
+        admin = AdminServer(self.config.admin.listen, RunnerObserver(self))
+        admin.start()
+        self.admin = admin
+
+    def _cursor_of(self, destination: str) -> str | None:
+        """The acked cursor for log records of ``destination`` (see bridge.logs)."""
+        worker = self.workers.get(destination)
+        if worker is None:
+            return None
+        cursor = worker.progress().cursor
+        return None if cursor == "-" else cursor
+
+    def stop_admin(self) -> None:
+        if self.admin is not None:
+            self.admin.stop()
+            self.admin = None
 
 
 def run_until_signalled(config: BridgeConfig) -> int:

@@ -1,9 +1,14 @@
-"""``canal-bridge status``: each destination's acked cursor and its distance to the source."""
+"""``canal-bridge status``: each destination's acked cursor and its distance to the source.
+
+With a ``zookeeper`` section it also shows the HA cluster: the live processes, and per
+destination the process running it (its running node) and the ones standing by.
+"""
 
 from __future__ import annotations
 
+import logging
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bridge.config import BridgeConfig, DestinationConfig
 from bridge.exceptions import BridgeError
@@ -12,9 +17,17 @@ from bridge.meta.file_mixed import META_FILE
 from bridge.parse.source import master_position, open_connection
 from bridge.position import LogPosition
 
+if TYPE_CHECKING:
+    from bridge.ha import ClusterView, ZkSession
 
-def stored_cursor(config: BridgeConfig, destination: str) -> LogPosition | None:
-    """The acked cursor of the destination's MQ client, as the file meta store holds it."""
+
+def stored_cursor(
+    config: BridgeConfig, destination: str, zk: ZkSession | None = None
+) -> LogPosition | None:
+    """The acked cursor of the destination's MQ client, as the file (or ZooKeeper) meta store
+    holds it."""
+    if config.meta.store == "zookeeper" and zk is not None and config.zookeeper is not None:
+        return _zookeeper_cursor(zk, config.zookeeper.root, destination)
     path = config.meta.dir / destination / META_FILE
     if config.meta.store != "file" or not path.exists():
         return None
@@ -23,8 +36,25 @@ def stored_cursor(config: BridgeConfig, destination: str) -> LogPosition | None:
     return min(cursors, key=lambda c: c.position.sort_key()) if cursors else None
 
 
-def describe(config: BridgeConfig, destination: DestinationConfig) -> str:
-    cursor = stored_cursor(config, destination.name)
+def _zookeeper_cursor(zk: ZkSession, root: str, destination: str) -> LogPosition | None:
+    from kazoo.exceptions import NoNodeError
+
+    from bridge.ha import ZkLayout
+    from bridge.instance.instance import MQ_CLIENT_ID
+
+    path = ZkLayout(root).cursor(destination, MQ_CLIENT_ID)
+    with zk.errors(f"reading {path}"):
+        try:
+            data, _ = zk.client.get(path)
+        except NoNodeError:
+            return None
+    return codec.loads_log_position(data) if data else None
+
+
+def describe(
+    config: BridgeConfig, destination: DestinationConfig, zk: ZkSession | None = None
+) -> str:
+    cursor = stored_cursor(config, destination.name, zk)
     if cursor is None:
         where, lag = "no cursor yet", "-"
     else:
@@ -47,6 +77,36 @@ def describe(config: BridgeConfig, destination: DestinationConfig) -> str:
     )
 
 
+def describe_cluster(view: ClusterView, root: str) -> list[str]:
+    """The HA lines: live processes, then who runs and who stands by per destination."""
+    servers = ", ".join(view.servers) or "none"
+    lines = [f"cluster {root}: {len(view.servers)} live process(es): {servers}"]
+    for item in view.destinations:
+        running = "nobody"
+        if item.running is not None:
+            running = f"{item.running.address} (cid {item.running.cid})"
+        standbys = ", ".join(item.standbys) or "none"
+        lines.append(f"{item.destination}: running on {running}; standby: {standbys}")
+    return lines
+
+
 def print_status(config: BridgeConfig, out: TextIO) -> None:
-    for destination in config.destinations:
-        out.write(describe(config, destination) + "\n")
+    if config.zookeeper is None:
+        for destination in config.destinations:
+            out.write(describe(config, destination) + "\n")
+        return
+    from bridge.ha import ZkLayout, ZkSession, read_cluster
+
+    zookeeper = config.zookeeper
+    logging.getLogger("bridge.ha.kazoo").setLevel(logging.ERROR)  # no retry chatter here
+    zk = ZkSession(zookeeper.hosts, zookeeper.session_timeout_ms, connect_timeout_s=5)
+    zk.start()
+    try:
+        names = [d.name for d in config.destinations]
+        view = read_cluster(zk, ZkLayout(zookeeper.root), names)
+        for line in describe_cluster(view, zookeeper.root):
+            out.write(line + "\n")
+        for destination in config.destinations:
+            out.write(describe(config, destination, zk) + "\n")
+    finally:
+        zk.stop()

@@ -182,7 +182,12 @@ class Instance:
         )
         buffer = TransactionBuffer(self._flush, self.config.transaction_size)
         for entry in self.parser.entries(start):
-            self.last_event_ms = max(self.last_event_ms, entry.header.execute_time)
+            # A heartbeat's header time is 0 (MySQL and MariaDB alike); the source sends one
+            # when it has nothing newer, so it means "caught up as of now".
+            seen = entry.header.execute_time
+            if entry.entry_type is EntryType.HEARTBEAT:
+                seen = int(time.time() * 1000)
+            self.last_event_ms = max(self.last_event_ms, seen)
             buffer.add(entry)
 
     def _flush(self, entries: Sequence[Entry]) -> None:

@@ -11,21 +11,25 @@ from bridge.meta.codec import (
 )
 from bridge.meta.exceptions import (
     BatchOutOfOrder,
+    CorruptCursor,
     CorruptMetaFile,
     MetaAlreadyStarted,
     MetaCodecError,
     MetaError,
     MetaNotRunning,
+    MetaStoreUnavailable,
     MetaWriteFailed,
     NotSubscribed,
     UnknownBatch,
 )
 from bridge.meta.file_mixed import FileMixedMetaManager
 from bridge.meta.memory import MemoryMetaManager
+from bridge.meta.zookeeper_mixed import ZooKeeperMixedMetaManager
 
 __all__ = [
     "BatchOutOfOrder",
     "ClientIdentity",
+    "CorruptCursor",
     "CorruptMetaFile",
     "FileMixedMetaManager",
     "MemoryMetaManager",
@@ -34,9 +38,11 @@ __all__ = [
     "MetaError",
     "MetaManager",
     "MetaNotRunning",
+    "MetaStoreUnavailable",
     "MetaWriteFailed",
     "NotSubscribed",
     "UnknownBatch",
+    "ZooKeeperMixedMetaManager",
     "decode_entry_position",
     "decode_log_position",
     "dumps_log_position",

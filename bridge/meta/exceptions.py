@@ -82,3 +82,26 @@ class MetaWriteFailed(MetaError):
         super().__init__(f"cannot write meta file {path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class MetaStoreUnavailable(MetaError):
+    """The remote meta store (ZooKeeper) did not answer a read or a write; ``where`` is the
+    node path."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"meta store unavailable at {where}: {reason}")
+        self.where = where
+        self.reason = reason
+
+
+class CorruptCursor(MetaError):
+    """A cursor node in ZooKeeper does not hold canal's LogPosition JSON; never reset silently."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(
+            f"{where} is not a valid cursor ({reason}). Repair the JSON, or delete the node to "
+            "start this destination from its configured start position (acked progress is "
+            "then lost)."
+        )
+        self.where = where
+        self.reason = reason

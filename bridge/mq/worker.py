@@ -85,11 +85,16 @@ class WorkerProgress:
     rows_sent: int = 0
     messages_sent: int = 0
     batches_acked: int = 0
+    # Bytes of the acked records (key + value), and batches rolled back (failed or cancelled).
+    bytes_sent: int = 0
+    batches_rolled_back: int = 0
     failures: int = 0
     consecutive_failures: int = 0
     # Where the last acked batch ended in the binlog, and the time of its last event (ms).
     last_position: EntryPosition | None = None
     last_event_time_ms: int | None = None
+    # Event time (ms) of the first entry of the batch being sent; None between batches.
+    pending_since_ms: int | None = None
     # The last get came back empty: everything available has been sent.
     caught_up: bool = False
     last_error: str | None = None
@@ -155,6 +160,7 @@ class MqWorker:
         self._in_flight: int | None = None
         self._thread: threading.Thread | None = None
         self._last_log = clock()
+        self._beat = clock()
         self._rows_at_last_log = 0
         self.error: BaseException | None = None
 
@@ -204,6 +210,11 @@ class MqWorker:
         with self._lock:
             return self._progress
 
+    @property
+    def last_beat(self) -> float:
+        """When (``clock()``) the loop last came round; health probes spot a wedged loop."""
+        return self._beat
+
     def run(self) -> None:
         """The worker loop on the calling thread, until ``stop()`` or an error (re-raised)."""
         with self._lock:
@@ -234,10 +245,11 @@ class MqWorker:
         self._service.subscribe(self.client)
         log.info("MQ worker of %s started", self.client.destination)
         while not self._stopping.is_set():
-            started = self._clock()
+            started = self._beat = self._clock()
             message = self._service.get_without_ack(
                 self.client, self.settings.batch_size, self.settings.get_timeout_s
             )
+            self._beat = self._clock()
             self._log_progress_now_and_then()
             if message.batch_id == -1:  # canal's empty message: nothing was there
                 self._update(caught_up=True)
@@ -246,7 +258,11 @@ class MqWorker:
             self._in_flight = message.batch_id
             if self._stopping.is_set():
                 return  # cleanup rolls the batch back
-            self._update(caught_up=False)
+            first_time = message.entries[0].header.execute_time if message.entries else 0
+            with self._lock:
+                self._progress = replace(
+                    self._progress, caught_up=False, pending_since_ms=first_time or None
+                )
             self._process(message)
 
     def _process(self, message: Message) -> None:
@@ -275,6 +291,8 @@ class MqWorker:
                 progress,
                 failures=progress.failures + 1,
                 consecutive_failures=progress.consecutive_failures + 1,
+                batches_rolled_back=progress.batches_rolled_back + 1,
+                pending_since_ms=None,
                 last_error=str(exc),
             )
         log.warning(
@@ -297,6 +315,11 @@ class MqWorker:
             batch_id, self._in_flight = self._in_flight, None
             try:
                 self._service.rollback(self.client, batch_id)
+                with self._lock:
+                    p = self._progress
+                    self._progress = replace(
+                        p, batches_rolled_back=p.batches_rolled_back + 1, pending_since_ms=None
+                    )
             except Exception:
                 # Already stopping; the cursor is untouched, so the batch is sent after restart.
                 log.warning(
@@ -335,7 +358,9 @@ class MqWorker:
                 p,
                 rows_sent=p.rows_sent + rows,
                 messages_sent=p.messages_sent + len(records),
+                bytes_sent=p.bytes_sent + sum(len(r.key) + len(r.value) for r in records),
                 batches_acked=p.batches_acked + 1,
+                pending_since_ms=None,
                 consecutive_failures=0,
                 last_position=position_of(last) if last is not None else p.last_position,
                 last_event_time_ms=(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zoneinfo
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +18,7 @@ import pymysql
 
 from bridge.config import SourceConfig
 from bridge.parse.exceptions import (
+    ParseError,
     SourceAccessDenied,
     SourceMisconfigured,
     SourceUnreachable,
@@ -153,52 +154,132 @@ def source_time_zone(
     return dt.timezone(dt.timedelta(seconds=round(int(offset) / 60) * 60))
 
 
+@dataclass(frozen=True, slots=True)
+class SourceVariables:
+    """The server settings that decide whether CDC can work, read in one go.
+
+    ``preflight`` refuses a source on the required checks below; ``canal-bridge check`` runs
+    the same checks and also reports the advisory ones (row metadata, binlog retention).
+    """
+
+    log_bin: bool
+    binlog_format: str
+    row_image: str
+    server_id: int
+    version: str
+    grants: tuple[str, ...]
+    # None where the server has no such variable (MariaDB < 10.5, MySQL < 8.0).
+    row_metadata: str | None = None
+    expire_logs_days: float | None = None
+    binlog_expire_logs_seconds: int | None = None
+
+    @property
+    def row_metadata_full(self) -> bool:
+        return (self.row_metadata or "").upper() == "FULL"
+
+
+def read_variables(conn: pymysql.connections.Connection[Any]) -> SourceVariables:
+    log_bin, binlog_format, row_image, server_id, version = _query_one(
+        conn,
+        "SELECT @@global.log_bin, @@global.binlog_format, @@global.binlog_row_image, "
+        "@@global.server_id, @@version",
+    )
+    with conn.cursor() as cur:
+        cur.execute("SHOW GRANTS FOR CURRENT_USER()")
+        grants = tuple(str(row[0]) for row in cur.fetchall())
+        cur.execute(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
+            "('binlog_row_metadata', 'expire_logs_days', 'binlog_expire_logs_seconds')"
+        )
+        extra = {str(row[0]).lower(): str(row[1]) for row in cur.fetchall()}
+    days = extra.get("expire_logs_days")
+    seconds = extra.get("binlog_expire_logs_seconds")
+    return SourceVariables(
+        log_bin=bool(int(log_bin)),
+        binlog_format=str(binlog_format),
+        row_image=str(row_image),
+        server_id=int(server_id),
+        version=str(version),
+        grants=grants,
+        row_metadata=extra.get("binlog_row_metadata"),
+        expire_logs_days=float(days) if days not in (None, "") else None,
+        binlog_expire_logs_seconds=int(seconds) if seconds not in (None, "") else None,
+    )
+
+
+# --- the required checks: each returns the problem (with its one-line fix) or None --------
+
+
+def check_log_bin(source: SourceConfig, v: SourceVariables) -> SourceMisconfigured | None:
+    if v.log_bin:
+        return None
+    return SourceMisconfigured(
+        f"binary logging is off on {source.address}: start the server with log_bin and "
+        "binlog_format=ROW"
+    )
+
+
+def check_binlog_format(source: SourceConfig, v: SourceVariables) -> SourceMisconfigured | None:
+    if v.binlog_format.upper() == "ROW":
+        return None
+    return SourceMisconfigured(
+        f"binlog_format is {v.binlog_format} on {source.address}: set binlog_format=ROW "
+        "(SET GLOBAL binlog_format='ROW' and in the server's config file)"
+    )
+
+
+def check_row_image(source: SourceConfig, v: SourceVariables) -> SourceMisconfigured | None:
+    if v.row_image.upper() == "FULL":
+        return None
+    return SourceMisconfigured(
+        f"binlog_row_image is {v.row_image} on {source.address}: set binlog_row_image=FULL "
+        "so that every change carries all columns"
+    )
+
+
+def check_server_id(source: SourceConfig, v: SourceVariables) -> SourceMisconfigured | None:
+    if v.server_id != source.slave_id:
+        return None
+    return SourceMisconfigured(
+        f"source.slave_id {source.slave_id} equals the server_id of {source.address}: choose a "
+        "slave_id that no server in the replication group uses"
+    )
+
+
+def check_privileges(source: SourceConfig, v: SourceVariables) -> SourceAccessDenied | None:
+    missing = _missing_privileges(list(v.grants))
+    if not missing:
+        return None
+    return SourceAccessDenied(
+        f"{source.username}@{source.address} lacks {', '.join(missing)}: GRANT SELECT, "
+        f"REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{source.username}'"
+    )
+
+
+SourceCheck = Callable[[SourceConfig, SourceVariables], ParseError | None]
+# (name, check) in the order preflight applies them.
+REQUIRED_CHECKS: tuple[tuple[str, SourceCheck], ...] = (
+    ("binary log", check_log_bin),
+    ("binlog format", check_binlog_format),
+    ("row image", check_row_image),
+    ("server id", check_server_id),
+    ("privileges", check_privileges),
+)
+
+
 def preflight(source: SourceConfig, time_zone: str | None = None) -> SourceFacts:
     """Refuse a source that cannot feed ROW-based CDC, each with one line saying the fix."""
     with open_connection(source) as conn:
-        log_bin, binlog_format, row_image, server_id, version = _query_one(
-            conn,
-            "SELECT @@global.log_bin, @@global.binlog_format, @@global.binlog_row_image, "
-            "@@global.server_id, @@version",
-        )
-        where = source.address
-        if not int(log_bin):
-            raise SourceMisconfigured(
-                f"binary logging is off on {where}: start the server with log_bin and "
-                "binlog_format=ROW"
-            )
-        if str(binlog_format).upper() != "ROW":
-            raise SourceMisconfigured(
-                f"binlog_format is {binlog_format} on {where}: set binlog_format=ROW "
-                "(SET GLOBAL binlog_format='ROW' and in the server's config file)"
-            )
-        if str(row_image).upper() != "FULL":
-            raise SourceMisconfigured(
-                f"binlog_row_image is {row_image} on {where}: set binlog_row_image=FULL "
-                "so that every change carries all columns"
-            )
-        if int(server_id) == source.slave_id:
-            raise SourceMisconfigured(
-                f"source.slave_id {source.slave_id} equals the server_id of {where}: choose a "
-                "slave_id that no server in the replication group uses"
-            )
-        with conn.cursor() as cur:
-            cur.execute("SHOW GRANTS FOR CURRENT_USER()")
-            grants = [row[0] for row in cur.fetchall()]
-        missing = _missing_privileges(grants)
-        if missing:
-            raise SourceAccessDenied(
-                f"{source.username}@{where} lacks {', '.join(missing)}: GRANT SELECT, "
-                f"REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{source.username}'"
-            )
-        with conn.cursor() as cur:
-            cur.execute("SHOW GLOBAL VARIABLES LIKE 'binlog_row_metadata'")
-            row = cur.fetchone()
+        variables = read_variables(conn)
+        for _, check in REQUIRED_CHECKS:
+            problem = check(source, variables)
+            if problem is not None:
+                raise problem
         return SourceFacts(
-            server_id=int(server_id),
-            version=str(version),
-            is_mariadb="mariadb" in str(version).lower(),
-            row_metadata_full=row is not None and str(row[1]).upper() == "FULL",
+            server_id=variables.server_id,
+            version=variables.version,
+            is_mariadb="mariadb" in variables.version.lower(),
+            row_metadata_full=variables.row_metadata_full,
             time_zone=source_time_zone(conn, time_zone),
         )
 

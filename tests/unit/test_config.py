@@ -279,7 +279,7 @@ BROKEN = [
     ("kafka.producer", {"linger.ms": [1]}, "kafka.producer: 'linger.ms': must be a string, number"),
     ("kafka.sasl", {"password": "x"}, "kafka.sasl.username: required"),
     ("kafka.security_protocol", "TLS", "kafka.security_protocol: must be one of"),
-    ("meta.store", "zookeeper", "meta.store: must be one of 'file' or 'memory'"),
+    ("meta.store", "etcd", "meta.store: must be one of 'file', 'memory' or 'zookeeper'"),
     ("meta.flush_period_ms", 0, "meta.flush_period_ms: must be >= 1"),
     ("admin.listen", "nowhere", "admin.listen: expected host:port"),
     ("surprise", 1, "surprise: unknown key"),

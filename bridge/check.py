@@ -1,0 +1,336 @@
+"""``canal-bridge check``: is every source and the Kafka cluster ready for this configuration?
+
+Each source is connected to once and judged by the same checks ``preflight`` refuses a source
+on (``bridge.parse.source.REQUIRED_CHECKS``: binary log, ROW format, FULL row image, server id,
+privileges), plus advisory ones a run does not refuse: row metadata, binlog retention and the
+time zone TIMESTAMP values are rendered in. Kafka is asked (``TopicInspector``) whether it
+answers, whether each topic a destination writes to exists with the partition count the
+configuration routes by, and whether the topic accepts records as large as the producer may
+send.
+
+Every result is one table row: PASS, WARN (works, but risky), FAIL (a run would fail or
+misroute) or SKIP (cannot be checked ahead), with the fix in the detail. Any FAIL makes the
+exit code 1. Details carry names and numbers only: never a password or a SASL secret.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO
+
+import pymysql
+
+from bridge.config import BridgeConfig, DestinationConfig, KafkaConfig
+from bridge.exceptions import BridgeError
+from bridge.mq.exceptions import MqError
+from bridge.mq.producer import TopicInspector
+from bridge.mq.records import DdlPolicy, OversizePolicy
+from bridge.mq.rules import NamePattern, split_rules
+from bridge.parse.source import (
+    REQUIRED_CHECKS,
+    SourceVariables,
+    open_connection,
+    read_variables,
+    source_time_zone,
+    translate_error,
+)
+
+Outcome = Literal["PASS", "WARN", "FAIL", "SKIP"]
+ONE_DAY_S = 86_400
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    scope: str  # a destination's name, or "kafka"
+    check: str
+    outcome: Outcome
+    detail: str
+
+
+# --- sources ----------------------------------------------------------------------------------
+
+
+def check_source(destination: DestinationConfig) -> list[CheckResult]:
+    """Connect to the destination's source and run every source check on it."""
+    name, source = destination.name, destination.source
+    try:
+        with open_connection(source) as conn:
+            variables = read_variables(conn)
+            results = [
+                CheckResult(name, "connection", "PASS", f"{source.address}: {_server(variables)}")
+            ]
+            results += _required(destination, variables)
+            results.append(_row_metadata(name, variables))
+            results.append(_retention(name, variables))
+            results.append(_time_zone(destination, conn))
+            return results
+    except BridgeError as exc:
+        return [CheckResult(name, "connection", "FAIL", str(exc))]
+    except pymysql.MySQLError as exc:
+        return [CheckResult(name, "connection", "FAIL", str(translate_error(exc, source)))]
+
+
+def _server(v: SourceVariables) -> str:
+    return f"{'MariaDB' if 'mariadb' in v.version.lower() else 'MySQL'} {v.version}"
+
+
+def _required(destination: DestinationConfig, v: SourceVariables) -> Iterator[CheckResult]:
+    found = {
+        "binary log": "log_bin is on",
+        "binlog format": f"binlog_format={v.binlog_format}",
+        "row image": f"binlog_row_image={v.row_image}",
+        "server id": f"server_id {v.server_id}, slave_id {destination.source.slave_id}",
+        "privileges": "SELECT, REPLICATION SLAVE, REPLICATION CLIENT",
+    }
+    for check_name, check in REQUIRED_CHECKS:
+        problem = check(destination.source, v)
+        if problem is None:
+            yield CheckResult(destination.name, check_name, "PASS", found[check_name])
+        else:
+            yield CheckResult(destination.name, check_name, "FAIL", str(problem))
+
+
+def _row_metadata(name: str, v: SourceVariables) -> CheckResult:
+    if v.row_metadata_full:
+        return CheckResult(name, "row metadata", "PASS", "binlog_row_metadata=FULL")
+    found = (
+        f"binlog_row_metadata is {v.row_metadata}"
+        if v.row_metadata is not None
+        else "the server has no binlog_row_metadata (MariaDB < 10.5, MySQL < 8.0.1)"
+    )
+    return CheckResult(
+        name,
+        "row metadata",
+        "WARN",
+        f"{found}: column names come from the current table definition, which is wrong for "
+        "changes older than a DDL; set binlog_row_metadata=FULL",
+    )
+
+
+def _retention(name: str, v: SourceVariables) -> CheckResult:
+    seconds = v.binlog_expire_logs_seconds or 0
+    if not seconds and v.expire_logs_days:
+        seconds = int(v.expire_logs_days * ONE_DAY_S)
+    fix = (
+        "set binlog_expire_logs_seconds (or expire_logs_days) to cover the longest stop you "
+        "want to survive, at least 86400 (1 day)"
+    )
+    if seconds <= 0:
+        return CheckResult(
+            name,
+            "binlog retention",
+            "WARN",
+            "expire_logs_days and binlog_expire_logs_seconds are unset: nothing tells how long "
+            f"binlogs are kept (manual purges may remove the cursor's file); {fix}",
+        )
+    if seconds < ONE_DAY_S:
+        return CheckResult(
+            name,
+            "binlog retention",
+            "WARN",
+            f"binlogs expire after {seconds / 3600:.1f} h: a longer stop loses the cursor's "
+            f"position (error 1236); {fix}",
+        )
+    return CheckResult(
+        name, "binlog retention", "PASS", f"binlogs kept {seconds / ONE_DAY_S:.1f} days"
+    )
+
+
+def _time_zone(
+    destination: DestinationConfig, conn: pymysql.connections.Connection[Any]
+) -> CheckResult:
+    name, configured = destination.name, destination.timestamp_time_zone
+    zone = source_time_zone(conn, configured)
+    if configured:
+        return CheckResult(
+            name, "time zone", "PASS", f"TIMESTAMP rendered in {configured} (timestamp_time_zone)"
+        )
+    if not isinstance(zone, dt.timezone) or zone.utcoffset(None) == dt.timedelta(0):
+        return CheckResult(
+            name, "time zone", "PASS", f"TIMESTAMP rendered in the server's zone {zone}"
+        )
+    return CheckResult(
+        name,
+        "time zone",
+        "WARN",
+        f"the server's zone is a fixed offset ({zone}) taken from SYSTEM or an offset setting: "
+        "TIMESTAMP values shift by an hour across daylight-saving changes; set "
+        "timestamp_time_zone (e.g. Asia/Shanghai) or the server's time_zone to a named zone",
+    )
+
+
+# --- kafka ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TopicUse:
+    destination: str
+    topic: str
+    # The partition count the configuration routes by; None: any count works (partition 0 only).
+    partitions: int | None
+    why: str
+
+
+def topic_uses(destination: DestinationConfig) -> tuple[list[TopicUse], list[str]]:
+    """The topics a destination writes to, and the rules whose topics cannot be known ahead
+    (bare regex patterns of dynamic_topic, named after the tables they match)."""
+    mq, name = destination.mq, destination.name
+    counts = mq.topic_partitions()
+    dynamic = split_rules(mq.dynamic_topic)
+    static = _routed_name(mq.topic, dynamic)
+    uses = [TopicUse(name, static, counts.count_for(static), "mq.topic")]
+    unknown = []
+    for item in dynamic:
+        topic, sep, _ = item.partition(":")
+        if sep:
+            topic = _routed_name(topic.strip(), dynamic)
+            uses.append(TopicUse(name, topic, counts.count_for(topic), "mq.dynamic_topic"))
+        elif not NamePattern.compile(item, item).is_regex:
+            topic = _routed_name(item.lower(), dynamic)
+            uses.append(TopicUse(name, topic, counts.count_for(topic), "mq.dynamic_topic"))
+        else:
+            unknown.append(item)
+    ddl, oversize = DdlPolicy.parse(mq.ddl), OversizePolicy.parse(mq.oversize)
+    if ddl.mode == "topic":
+        uses.append(TopicUse(name, ddl.topic, None, "mq.ddl"))
+    if oversize.mode == "dead_letter":
+        uses.append(TopicUse(name, oversize.topic, None, "mq.oversize"))
+    return _unique(uses), unknown
+
+
+def _routed_name(topic: str, dynamic: list[str]) -> str:
+    """canal replaces '.' by '_' in every topic name once dynamic topics are configured."""
+    return topic.replace(".", "_") if dynamic else topic
+
+
+def _unique(uses: Iterable[TopicUse]) -> list[TopicUse]:
+    seen: dict[str, TopicUse] = {}
+    for use in uses:
+        seen.setdefault(use.topic, use)
+    return list(seen.values())
+
+
+def check_kafka(config: BridgeConfig, timeout_s: float = 10.0) -> list[CheckResult]:
+    kafka = config.kafka
+    try:
+        inspector = TopicInspector(kafka, timeout_s)
+        first = config.destinations[0].mq.topic
+        inspector.partitions_of(first)
+    except MqError as exc:
+        return [
+            CheckResult(
+                "kafka",
+                "connection",
+                "FAIL",
+                f"{kafka.bootstrap_servers}: {exc}; check kafka.bootstrap_servers, the "
+                "security settings and that the brokers are running",
+            )
+        ]
+    results = [CheckResult("kafka", "connection", "PASS", kafka.bootstrap_servers)]
+    for destination in config.destinations:
+        uses, unknown = topic_uses(destination)
+        for use in uses:
+            results += _check_topic(inspector, kafka, use)
+        for rule in unknown:
+            results.append(
+                CheckResult(
+                    destination.name,
+                    "dynamic topics",
+                    "SKIP",
+                    f"topics of {rule!r} are named after the tables it matches: not checked",
+                )
+            )
+    return results
+
+
+def _check_topic(inspector: TopicInspector, kafka: KafkaConfig, use: TopicUse) -> list[CheckResult]:
+    scope, topic = use.destination, use.topic
+    try:
+        actual = inspector.partitions_of(topic)
+    except MqError as exc:
+        return [CheckResult(scope, f"topic {topic}", "FAIL", str(exc))]
+    if actual is None:
+        wanted = use.partitions or 1
+        return [
+            CheckResult(
+                scope,
+                f"topic {topic}",
+                "FAIL",
+                f"topic {topic} ({use.why}) does not exist: create it, e.g. kafka-topics.sh "
+                f"--create --topic {topic} --partitions {wanted}",
+            )
+        ]
+    results = []
+    if use.partitions is not None and actual != use.partitions:
+        results.append(
+            CheckResult(
+                scope,
+                f"topic {topic}",
+                "FAIL",
+                f"topic {topic} has {actual} partitions but the configuration routes by "
+                f"{use.partitions} (mq.partitions / mq.dynamic_topic_partitions): set it to "
+                f"{actual}, or add partitions with kafka-topics.sh --alter --topic {topic} "
+                f"--partitions {use.partitions} (only ever up; keys move to other partitions)",
+            )
+        )
+    else:
+        results.append(CheckResult(scope, f"topic {topic}", "PASS", f"{actual} partitions"))
+    results.append(_check_size(inspector, kafka, use))
+    return results
+
+
+def _check_size(inspector: TopicInspector, kafka: KafkaConfig, use: TopicUse) -> CheckResult:
+    scope, topic, limit = use.destination, use.topic, kafka.max_message_bytes
+    try:
+        accepted = inspector.max_message_bytes_of(topic)
+    except MqError as exc:
+        return CheckResult(scope, f"size {topic}", "FAIL", str(exc))
+    if accepted < limit:
+        return CheckResult(
+            scope,
+            f"size {topic}",
+            "FAIL",
+            f"topic {topic} accepts records up to {accepted} bytes (max.message.bytes) but the "
+            f"producer may send {limit} (kafka.producer.message.max.bytes): set "
+            f"kafka.producer.message.max.bytes to at most {accepted} so that mq.oversize "
+            "applies, or raise the topic's max.message.bytes",
+        )
+    return CheckResult(
+        scope, f"size {topic}", "PASS", f"topic max.message.bytes {accepted} >= producer {limit}"
+    )
+
+
+# --- everything -------------------------------------------------------------------------------
+
+
+def run_checks(config: BridgeConfig) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    for destination in config.destinations:
+        results += check_source(destination)
+    results += check_kafka(config)
+    return results
+
+
+def render(results: Iterable[CheckResult]) -> str:
+    rows = [("SCOPE", "CHECK", "RESULT", "DETAIL")]
+    rows += [(r.scope, r.check, r.outcome, r.detail) for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
+        + "  "
+        + row[3]
+        for row in rows
+    ]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def print_check(config: BridgeConfig, out: TextIO) -> int:
+    """Run every check, print the table and a summary; 1 if anything failed, else 0."""
+    results = run_checks(config)
+    out.write(render(results))
+    failed = sum(r.outcome == "FAIL" for r in results)
+    warned = sum(r.outcome == "WARN" for r in results)
+    out.write(f"\n{len(results)} checks: {failed} failed, {warned} warnings\n")
+    return 1 if failed else 0

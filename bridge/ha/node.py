@@ -1,0 +1,82 @@
+"""This process as a member of the HA cluster: one ZooKeeper session, the fence, the election,
+and the fenced parts a destination is built from while this process owns it."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from bridge.config import BridgeConfig, DestinationConfig
+from bridge.ha.base import DestinationHost, RunningInfo
+from bridge.ha.election import Election, RoleListener
+from bridge.ha.fencing import ZkFence, fenced_worker
+from bridge.ha.paths import ZkLayout
+from bridge.ha.registration import node_address
+from bridge.ha.session import ZkSession
+from bridge.instance.api import CanalService
+from bridge.meta import MemoryMetaManager, MetaManager, ZooKeeperMixedMetaManager
+from bridge.mq.worker import MqWorker
+
+log = logging.getLogger(__name__)
+
+
+class HaNode:
+    def __init__(
+        self, config: BridgeConfig, host: DestinationHost, on_role: RoleListener | None = None
+    ) -> None:
+        if config.zookeeper is None:
+            raise ValueError("HA needs the zookeeper section")
+        self.config = config
+        self.zookeeper = config.zookeeper
+        self.layout = ZkLayout(self.zookeeper.root)
+        self.session = ZkSession(self.zookeeper.hosts, self.zookeeper.session_timeout_ms)
+        self.fence = ZkFence(self.session, self.layout)
+        self.info = RunningInfo(node_address(config), os.getpid())
+        self.election = Election(
+            self.session,
+            self.layout,
+            self.info,
+            [d.name for d in config.destinations],
+            host=host,
+            fence=self.fence,
+            on_role=on_role,
+        )
+
+    def start(self) -> None:
+        if self.config.meta.store == "file":
+            log.warning(
+                "HA with meta.store file: a standby on another host cannot read this host's "
+                "cursors; use meta.store zookeeper unless %s is shared",
+                self.config.meta.dir,
+            )
+        self.session.start()
+        try:
+            self.election.start()
+        except BaseException:
+            self.session.stop()
+            raise
+        log.info(
+            "HA on: registered as %s below %s; racing for %d destination(s)",
+            self.info.address,
+            self.layout.root,
+            len(self.election.destinations),
+        )
+
+    def stop(self) -> None:
+        try:
+            self.election.stop()
+        finally:
+            self.session.stop()
+
+    def meta_manager(self) -> MetaManager:
+        """The ZooKeeper meta store of one destination's instance, writing only while owned."""
+        return ZooKeeperMixedMetaManager(
+            MemoryMetaManager(),
+            self.session.client,
+            self.layout.root,
+            self.config.meta.flush_period_ms,
+            may_write=self.fence.holds,
+        )
+
+    def worker(self, destination: DestinationConfig, service: CanalService) -> MqWorker:
+        return fenced_worker(destination, self.config.kafka, service, self.fence, self.info.address)

@@ -1,0 +1,244 @@
+"""``canal-bridge check`` against real sources and Kafka: each misconfiguration is flagged."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pytest
+import yaml
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from bridge.check import CheckResult, check_source
+from bridge.config import DestinationConfig, parse_config
+from bridge.parse.exceptions import SourceMisconfigured
+from bridge.parse.source import preflight
+from tests.conftest import MysqlEndpoint
+from tests.integration.mariadb_server import ThrowawayServer, throwaway_mariadb
+
+THROWAWAY_SERVER_ID = 7
+
+
+def _destination(
+    address: str, user: str, password: str, slave_id: int = 4321, **mq: Any
+) -> dict[str, Any]:
+    return {
+        "name": "checked",
+        "source": {
+            "address": address,
+            "username": user,
+            "password": password,
+            "slave_id": slave_id,
+            "connect_timeout_s": 5,
+        },
+        "mq": {"topic": "ops-check-unused", **mq},
+    }
+
+
+def _destination_config(data: dict[str, Any]) -> DestinationConfig:
+    config = parse_config({"kafka": {"bootstrap_servers": "127.0.0.1:1"}, "destinations": [data]})
+    return config.destinations[0]
+
+
+def _outcomes(results: list[CheckResult]) -> dict[str, tuple[str, str]]:
+    return {r.check: (r.outcome, r.detail) for r in results}
+
+
+def _root(server: ThrowawayServer) -> pymysql.connections.Connection:  # type: ignore[type-arg]
+    return pymysql.connect(unix_socket=server.socket, user="root", autocommit=True)
+
+
+def test_binlog_off_is_flagged() -> None:
+    with throwaway_mariadb() as server:
+        data = _destination(server.address, server.user, server.password)
+        results = _outcomes(check_source(_destination_config(data)))
+    outcome, detail = results["binary log"]
+    assert outcome == "FAIL"
+    assert detail == (
+        f"binary logging is off on {server.address}: start the server with log_bin and "
+        "binlog_format=ROW"
+    )
+    assert results["connection"][0] == "PASS"
+    assert results["privileges"][0] == "PASS"
+
+
+@pytest.fixture(scope="module")
+def binlog_server() -> Iterator[ThrowawayServer]:
+    with throwaway_mariadb(
+        "--log-bin=mysql-bin", f"--server-id={THROWAWAY_SERVER_ID}", "--binlog-format=ROW"
+    ) as server:
+        yield server
+
+
+def test_statement_format_minimal_image_and_server_id_are_flagged(
+    binlog_server: ThrowawayServer,
+) -> None:
+    root = _root(binlog_server)
+    try:
+        with root.cursor() as cur:
+            cur.execute("SET GLOBAL binlog_format = 'STATEMENT'")
+            cur.execute("SET GLOBAL binlog_row_image = 'MINIMAL'")
+            cur.execute("SET GLOBAL binlog_row_metadata = 'MINIMAL'")
+        data = _destination(
+            binlog_server.address,
+            binlog_server.user,
+            binlog_server.password,
+            slave_id=THROWAWAY_SERVER_ID,
+        )
+        destination = _destination_config(data)
+        results = _outcomes(check_source(destination))
+        # preflight, which a run uses, refuses the same source on the first of these problems.
+        with pytest.raises(SourceMisconfigured) as refused:
+            preflight(destination.source)
+    finally:
+        with root.cursor() as cur:
+            cur.execute("SET GLOBAL binlog_format = 'ROW'")
+            cur.execute("SET GLOBAL binlog_row_image = 'FULL'")
+            cur.execute("SET GLOBAL binlog_row_metadata = 'FULL'")
+        root.close()
+    assert results["binlog format"] == ("FAIL", str(refused.value))
+    assert "set binlog_format=ROW" in results["binlog format"][1]
+    assert results["row image"][0] == "FAIL"
+    assert "binlog_row_image is MINIMAL" in results["row image"][1]
+    assert "set binlog_row_image=FULL" in results["row image"][1]
+    assert results["server id"][0] == "FAIL"
+    assert f"slave_id {THROWAWAY_SERVER_ID} equals the server_id" in results["server id"][1]
+    assert results["row metadata"][0] == "WARN"
+    assert "set binlog_row_metadata=FULL" in results["row metadata"][1]
+    # A fresh server keeps binlogs forever unless told otherwise: worth a warning.
+    assert results["binlog retention"][0] == "WARN"
+    assert results["privileges"][0] == "PASS"
+
+
+def test_missing_privilege_and_short_retention_are_flagged(
+    binlog_server: ThrowawayServer,
+) -> None:
+    root = _root(binlog_server)
+    try:
+        with root.cursor() as cur:
+            cur.execute("CREATE USER 'weak'@'%' IDENTIFIED BY 'weak-pw'")
+            cur.execute("GRANT SELECT, REPLICATION CLIENT ON *.* TO 'weak'@'%'")
+            cur.execute("SET GLOBAL binlog_expire_logs_seconds = 3600")
+        data = _destination(binlog_server.address, "weak", "weak-pw")
+        results = _outcomes(check_source(_destination_config(data)))
+    finally:
+        with root.cursor() as cur:
+            cur.execute("DROP USER IF EXISTS 'weak'@'%'")
+            cur.execute("SET GLOBAL binlog_expire_logs_seconds = 0")
+        root.close()
+    outcome, detail = results["privileges"]
+    assert outcome == "FAIL"
+    assert "lacks REPLICATION SLAVE" in detail
+    assert "GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'weak'" in detail
+    assert results["binlog retention"][0] == "WARN"
+    assert "expire after 1.0 h" in results["binlog retention"][1]
+    for check in ("binary log", "binlog format", "row image", "server id", "row metadata"):
+        assert results[check][0] == "PASS", (check, results[check])
+
+
+def _create_topic(bootstrap: str, topic: str, partitions: int, **config: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1, config=config)])[topic].result(30)
+
+
+def _run_check(config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bridge.cli", "check", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_table_flags_wrong_partition_count_missing_topic_and_size_limit(
+    tmp_path: Path, mysql: MysqlEndpoint, kafka_bootstrap: str
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    good, skewed, small = f"ops-good-{suffix}", f"ops-skewed-{suffix}", f"ops-small-{suffix}"
+    _create_topic(kafka_bootstrap, good, 3)
+    _create_topic(kafka_bootstrap, skewed, 2)
+    _create_topic(kafka_bootstrap, small, 1, **{"max.message.bytes": "50000"})
+    missing = f"ops-missing-{suffix}"
+    source = (mysql.address, mysql.user, mysql.password)
+    config = {
+        "kafka": {"bootstrap_servers": kafka_bootstrap},
+        "admin": {"listen": None},
+        "destinations": [
+            {
+                **_destination(*source, slave_id=50001, topic=good, partitions=3),
+                "name": "fine",
+            },
+            {
+                **_destination(
+                    *source,
+                    slave_id=50002,
+                    topic=skewed,
+                    partitions=3,
+                    dynamic_topic=f"{missing}:shop\\..*",
+                    ddl=f"topic:{small}",
+                ),
+                "name": "broken",
+            },
+        ],
+    }
+    path = tmp_path / "destinations.yaml"
+    path.write_text(yaml.safe_dump(config))
+    run = _run_check(path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].split() == ["SCOPE", "CHECK", "RESULT", "DETAIL"]
+
+    def row(scope: str, check: str) -> str:
+        found = [line for line in lines if line.split()[:1] == [scope] and f" {check} " in line]
+        assert len(found) == 1, (scope, check, run.stdout)
+        return found[0]
+
+    assert " PASS " in row("fine", f"topic {good}")
+    assert " PASS " in row("fine", f"size {good}")
+    assert " PASS " in row("fine", "binlog format")
+    assert " PASS " in row("kafka", "connection")
+    skew = row("broken", f"topic {skewed}")
+    assert " FAIL " in skew
+    assert "has 2 partitions but the configuration routes by 3" in skew
+    assert "set it to 2" in skew
+    absent = row("broken", f"topic {missing}")
+    assert " FAIL " in absent and "does not exist: create it" in absent
+    size = row("broken", f"size {small}")
+    assert " FAIL " in size and "accepts records up to 50000 bytes" in size
+    assert lines[-1].startswith(f"{len(lines) - 3} checks: 3 failed")
+
+    # The same file without the broken destination passes: exit code 0.
+    config["destinations"] = config["destinations"][:1]
+    path.write_text(yaml.safe_dump(config))
+    run = _run_check(path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert " FAIL " not in run.stdout
+
+
+def test_unreachable_kafka_fails_with_the_fix(tmp_path: Path, mysql: MysqlEndpoint) -> None:
+    config = {
+        "kafka": {"bootstrap_servers": "127.0.0.1:1"},
+        "destinations": [_destination(mysql.address, mysql.user, mysql.password, 50003)],
+    }
+    path = tmp_path / "destinations.yaml"
+    path.write_text(yaml.safe_dump(config))
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from bridge.check import *; from bridge.config import load_config;"
+            f"import sys; print(render(check_kafka(load_config({str(path)!r}), 3)))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "kafka  connection  FAIL" in run.stdout, run.stdout + run.stderr
+    assert "check kafka.bootstrap_servers" in run.stdout
