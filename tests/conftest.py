@@ -105,10 +105,9 @@ def zookeeper_hosts() -> Iterator[str]:
         yield f"{container.get_container_host_ip()}:{container.get_exposed_port(2181)}"
 
 
-@pytest.fixture
-def admin_connection(mysql: MysqlEndpoint) -> Iterator[pymysql.connections.Connection]:  # type: ignore[type-arg]
+def connect_admin(mysql: MysqlEndpoint) -> pymysql.connections.Connection:  # type: ignore[type-arg]
     """An autocommit admin connection for setting up tables and writing changes."""
-    conn = pymysql.connect(
+    return pymysql.connect(
         host=mysql.host,
         port=mysql.port,
         user=mysql.admin_user,
@@ -116,6 +115,11 @@ def admin_connection(mysql: MysqlEndpoint) -> Iterator[pymysql.connections.Conne
         autocommit=True,
         charset="utf8mb4",
     )
+
+
+@pytest.fixture
+def admin_connection(mysql: MysqlEndpoint) -> Iterator[pymysql.connections.Connection]:  # type: ignore[type-arg]
+    conn = connect_admin(mysql)
     try:
         yield conn
     finally:

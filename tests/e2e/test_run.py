@@ -13,30 +13,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pymysql
 import pytest
 
 from bridge.mq.routing import java_string_hash
-from tests.conftest import MysqlEndpoint
+from tests.conftest import MysqlEndpoint, connect_admin
 from tests.e2e.bridge_process import BridgeProcess, consume, create_topic, write_config
 
 TABLES = ("alpha", "beta", "gamma")
 PARTITIONS = 3
 
 
-def _connect(mysql: MysqlEndpoint) -> pymysql.connections.Connection:  # type: ignore[type-arg]
-    return pymysql.connect(
-        host=mysql.host,
-        port=mysql.port,
-        user=mysql.admin_user,
-        password=mysql.admin_password,
-        autocommit=True,
-        charset="utf8mb4",
-    )
-
-
 def _create_tables(mysql: MysqlEndpoint, schema: str) -> None:
-    conn = _connect(mysql)
+    conn = connect_admin(mysql)
     with conn.cursor() as cur:
         for table in TABLES:
             cur.execute(
@@ -53,7 +41,7 @@ def _workload(
 
     Returns the last version of each surviving (table, id); deleted keys map to -1.
     """
-    conn = _connect(mysql)
+    conn = connect_admin(mysql)
     final: dict[tuple[str, str], int] = {}
     with conn.cursor() as cur:
         for table in TABLES:
@@ -283,7 +271,7 @@ def test_ddl_policy_routes_ddl_messages(
         partition_hash=r".*\..*:$pk$",
         ddl=policy,
     )
-    conn = _connect(mysql)
+    conn = connect_admin(mysql)
     bridge = BridgeProcess(config).start()
     try:
         bridge.wait_for_output("reading")
