@@ -27,6 +27,8 @@ def write_config(
     kafka_bootstrap: str,
     schema: str,
     topic: str,
+    *,
+    producer: dict[str, Any] | None = None,
     **mq: Any,
 ) -> Path:
     destination = {
@@ -44,7 +46,10 @@ def write_config(
         "mq": {"topic": topic, **mq},
     }
     config = {
-        "kafka": {"bootstrap_servers": kafka_bootstrap, "producer": {"linger.ms": 5}},
+        "kafka": {
+            "bootstrap_servers": kafka_bootstrap,
+            "producer": {"linger.ms": 5, **(producer or {})},
+        },
         "meta": {"store": "file", "dir": str(path.parent / "meta"), "flush_period_ms": 200},
         "admin": {"listen": None},
         "destinations": [destination],
