@@ -1,0 +1,46 @@
+"""canal-bridge's configuration: ``destinations.yaml`` loaded into frozen pydantic models.
+
+``loading`` reads, interpolates and validates the file (every problem listed, with its path);
+``models`` holds the models; ``fields`` the value checks they share.
+"""
+
+from bridge.config.fields import ProducerValue, split_address
+from bridge.config.loading import InvalidConfig, load_config, parse_config
+from bridge.config.models import (
+    AdminConfig,
+    BridgeConfig,
+    DestinationConfig,
+    FilterConfig,
+    KafkaConfig,
+    KafkaSasl,
+    KafkaTls,
+    MetaConfig,
+    MqConfig,
+    SourceConfig,
+    SourceTls,
+    StartConfig,
+    StoreConfig,
+    ZooKeeperConfig,
+)
+
+__all__ = [
+    "AdminConfig",
+    "BridgeConfig",
+    "DestinationConfig",
+    "FilterConfig",
+    "InvalidConfig",
+    "KafkaConfig",
+    "KafkaSasl",
+    "KafkaTls",
+    "MetaConfig",
+    "MqConfig",
+    "ProducerValue",
+    "SourceConfig",
+    "SourceTls",
+    "StartConfig",
+    "StoreConfig",
+    "ZooKeeperConfig",
+    "load_config",
+    "parse_config",
+    "split_address",
+]

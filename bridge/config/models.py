@@ -1,0 +1,316 @@
+"""The configuration models: frozen pydantic models, secrets as ``SecretStr``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
+
+from bridge.config.fields import (
+    NAME,
+    SECRET_WORDS,
+    Address,
+    ProducerValue,
+    Topic,
+    address_list,
+    field_filter,
+    regex_list,
+    rules,
+    split_address,
+    time_zone_name,
+    topic_name,
+)
+from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, DdlPolicy, OversizePolicy, RecordBuilder
+from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+
+# --- kafka ------------------------------------------------------------------------------------
+
+
+class KafkaSasl(_Model):
+    mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    username: str = Field(min_length=1)
+    password: SecretStr
+
+
+class KafkaTls(_Model):
+    ca_location: str | None = None
+    certificate_location: str | None = None
+    key_location: str | None = None
+    key_password: SecretStr | None = None
+
+
+class KafkaConfig(_Model):
+    bootstrap_servers: Annotated[str, AfterValidator(address_list)]
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] | None = None
+    sasl: KafkaSasl | None = None
+    ssl: KafkaTls | None = None
+    producer: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("producer")
+    @classmethod
+    def _check_producer(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problems = []
+        for key, setting in value.items():
+            if key == "bootstrap.servers":
+                problems.append(f"{key!r}: set kafka.bootstrap_servers instead")
+            elif any(word in key.lower() for word in SECRET_WORDS):
+                problems.append(
+                    f"{key!r}: secrets go in kafka.sasl.password or kafka.ssl.key_password "
+                    "(or their *_file forms) so that they stay out of logs"
+                )
+            elif not isinstance(setting, ProducerValue):
+                problems.append(f"{key!r}: must be a string, number or boolean")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The producer's record size limit (librdkafka ``message.max.bytes``)."""
+        return int(self.producer.get("message.max.bytes", DEFAULT_MAX_RECORD_BYTES))
+
+    def as_librdkafka_dict(self) -> dict[str, ProducerValue]:
+        """librdkafka settings: safe defaults, TLS/SASL, then the user's ``producer`` overrides.
+
+        The only place where Kafka secrets are unwrapped.
+        """
+        settings: dict[str, ProducerValue] = {"acks": "all", "enable.idempotence": True}
+        protocol: str | None = self.security_protocol
+        if protocol is None and (self.sasl or self.ssl):
+            protocol = ("SASL_" if self.sasl else "") + ("SSL" if self.ssl else "PLAINTEXT")
+        if protocol is not None:
+            settings["security.protocol"] = protocol
+        if self.sasl is not None:
+            settings["sasl.mechanism"] = self.sasl.mechanism
+            settings["sasl.username"] = self.sasl.username
+            settings["sasl.password"] = self.sasl.password.get_secret_value()
+        if self.ssl is not None:
+            for name, value in (
+                ("ssl.ca.location", self.ssl.ca_location),
+                ("ssl.certificate.location", self.ssl.certificate_location),
+                ("ssl.key.location", self.ssl.key_location),
+            ):
+                if value is not None:
+                    settings[name] = value
+            if self.ssl.key_password is not None:
+                settings["ssl.key.password"] = self.ssl.key_password.get_secret_value()
+        settings.update(self.producer)
+        settings["bootstrap.servers"] = self.bootstrap_servers
+        return settings
+
+
+# --- server-wide ------------------------------------------------------------------------------
+
+
+class MetaConfig(_Model):
+    """Where acked cursors are kept: ``file`` (``dir``/<destination>/meta.dat), ``memory``, or
+    ``zookeeper`` (``{zookeeper.root}/destinations/<destination>/<client_id>/cursor``, needs the
+    ``zookeeper`` section); ``flush_period_ms`` paces the file and ZooKeeper writes."""
+
+    store: Literal["file", "memory", "zookeeper"] = "file"
+    dir: Path = Path("var/meta")
+    flush_period_ms: int = Field(default=1000, ge=1)
+
+
+def _zk_root(value: str) -> str:
+    parts = value.split("/")
+    if not value.startswith("/") or value == "/" or any(p in ("", ".", "..") for p in parts[1:]):
+        raise ValueError(f"expected an absolute ZooKeeper path like /otter/canal, got {value!r}")
+    return value
+
+
+class ZooKeeperConfig(_Model):
+    """Its presence turns HA on (canal's ZooKeeper layout below ``root``): every process with
+    this config registers, and per destination the one that creates the ``running`` node runs
+    it while the others stand by. ``address`` is what this process registers as (canal's
+    ip:port); by default the admin listen address, or ``<host ip>:<pid>`` without one."""
+
+    hosts: Annotated[str, AfterValidator(address_list)]
+    session_timeout_ms: int = Field(default=30_000, ge=1000, le=600_000)
+    root: Annotated[str, AfterValidator(_zk_root)] = "/otter/canal"
+    address: Address | None = None
+
+
+class AdminConfig(_Model):
+    """Health and metrics HTTP endpoint; ``listen: null`` turns it off."""
+
+    listen: Address | None = "127.0.0.1:11112"
+
+
+# --- one destination --------------------------------------------------------------------------
+
+
+class SourceTls(_Model):
+    """TLS to the source, as the MySQL client's ssl-ca / ssl-cert / ssl-key options."""
+
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+    verify_cert: bool = True
+    verify_identity: bool = False
+
+
+class SourceConfig(_Model):
+    address: Address
+    username: str = Field(min_length=1)
+    password: SecretStr | None = None
+    slave_id: int = Field(ge=1, le=2**32 - 1)
+    ssl: SourceTls | None = None
+    connect_timeout_s: float = Field(default=10, gt=0)
+
+    @property
+    def host(self) -> str:
+        return split_address(self.address)[0]
+
+    @property
+    def port(self) -> int:
+        return split_address(self.address)[1]
+
+
+class StartConfig(_Model):
+    """Where a destination starts when no cursor is stored (canal's master position)."""
+
+    journal_name: str | None = None
+    position: int | None = Field(default=None, ge=4)
+    timestamp: int | None = Field(default=None, ge=0, description="ms since the epoch")
+    gtid: str | None = None
+
+    @model_validator(mode="after")
+    def _position_needs_file(self) -> StartConfig:
+        if self.position is not None and not self.journal_name:
+            raise ValueError("position is given without journal_name")
+        return self
+
+
+class FilterConfig(_Model):
+    """canal's filters: comma-separated regexes over ``schema.table``, case-insensitive."""
+
+    regex: Annotated[str, AfterValidator(regex_list)] = r".*\..*"
+    black_regex: Annotated[str, AfterValidator(regex_list)] = ""
+    field: Annotated[str, AfterValidator(field_filter)] = ""
+    black_field: Annotated[str, AfterValidator(field_filter)] = ""
+
+
+class StoreConfig(_Model):
+    buffer_size: int = Field(default=16384, ge=1)
+    mem_unit: int = Field(default=1024, ge=1)
+    mode: Literal["ITEMSIZE", "MEMSIZE"] = "ITEMSIZE"
+    ddl_isolation: bool = False
+
+    @field_validator("buffer_size")
+    @classmethod
+    def _power_of_two(cls, value: int) -> int:
+        if value & (value - 1):
+            raise ValueError(f"must be a power of two, got {value}")
+        return value
+
+
+class MqConfig(_Model):
+    topic: Topic
+    dynamic_topic: Annotated[str, AfterValidator(rules(lambda r: CanalTopicRouter("x", r)))] = ""
+    partitions: int = Field(default=1, ge=1)
+    partition: int = Field(
+        default=0, ge=0, description="fixed partition when partition_hash is empty"
+    )
+    partition_hash: Annotated[str, AfterValidator(rules(CanalPartitionRouter))] = ""
+    dynamic_topic_partitions: Annotated[
+        str, AfterValidator(rules(lambda r: TopicPartitions(1, r)))
+    ] = ""
+    database_hash: bool = True
+    flat_message: bool = True
+    ddl: Annotated[str, AfterValidator(rules(DdlPolicy.parse))] = "inline"
+    oversize: Annotated[str, AfterValidator(rules(OversizePolicy.parse))] = "fail"
+
+    @field_validator("flat_message")
+    @classmethod
+    def _flat_only(cls, value: bool) -> bool:
+        if not value:
+            raise ValueError("only true is supported (canal's protobuf format is not built)")
+        return value
+
+    @field_validator("ddl", "oversize")
+    @classmethod
+    def _policy_topic(cls, value: str) -> str:
+        if ":" in value:
+            topic_name(value.split(":", 1)[1].strip())
+        return value
+
+    @model_validator(mode="after")
+    def _partition_in_range(self) -> MqConfig:
+        if self.partition >= self.partitions:
+            raise ValueError(f"partition {self.partition} must be < partitions {self.partitions}")
+        return self
+
+    def topic_router(self) -> CanalTopicRouter:
+        return CanalTopicRouter(self.topic, self.dynamic_topic)
+
+    def partition_router(self) -> CanalPartitionRouter:
+        return CanalPartitionRouter(
+            self.partition_hash, database_hash=self.database_hash, fixed_partition=self.partition
+        )
+
+    def topic_partitions(self) -> TopicPartitions:
+        return TopicPartitions(self.partitions, self.dynamic_topic_partitions)
+
+    def record_builder(self, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> RecordBuilder:
+        """Everything the MQ worker needs to turn batches into records."""
+        return RecordBuilder(
+            self.topic_router(),
+            self.partition_router(),
+            self.topic_partitions(),
+            DdlPolicy.parse(self.ddl),
+            OversizePolicy.parse(self.oversize),
+            max_record_bytes,
+        )
+
+
+class DestinationConfig(_Model):
+    name: str = Field(pattern=rf"^{NAME.pattern}$", max_length=64)
+    source: SourceConfig
+    start: StartConfig = StartConfig()
+    filter: FilterConfig = FilterConfig()
+    batch_size: int = Field(default=1000, ge=1)
+    get_timeout_ms: int | None = Field(default=100, description="None: now; <= 0: block; > 0: wait")
+    transaction_size: int = Field(default=1024, ge=1)
+    store: StoreConfig = StoreConfig()
+    mq: MqConfig
+    timestamp_time_zone: Annotated[str | None, AfterValidator(time_zone_name)] = None
+    on_purged: Literal["fail", "oldest", "latest"] = "fail"
+    fallback_interval_s: int = Field(default=60, ge=0)
+    heartbeat_period_s: float = Field(default=15, gt=0)
+
+
+class BridgeConfig(_Model):
+    kafka: KafkaConfig
+    meta: MetaConfig = MetaConfig()
+    admin: AdminConfig = AdminConfig()
+    zookeeper: ZooKeeperConfig | None = None
+    destinations: tuple[DestinationConfig, ...]
+
+    @field_validator("destinations", mode="before")
+    @classmethod
+    def _not_empty(cls, value: object) -> object:
+        # Not Field(min_length=1): pydantic would also report it when some items are invalid.
+        if isinstance(value, list | tuple) and not value:
+            raise ValueError("list at least one destination")
+        return value
+
+    def destination(self, name: str) -> DestinationConfig:
+        for destination in self.destinations:
+            if destination.name == name:
+                return destination
+        raise KeyError(name)
