@@ -293,6 +293,16 @@ class DestinationConfig(_Model):
     fallback_interval_s: int = Field(default=60, ge=0)
     heartbeat_period_s: float = Field(default=15, gt=0)
 
+    @model_validator(mode="after")
+    def _transaction_fits_the_store(self) -> DestinationConfig:
+        # The transaction buffer flushes up to transaction_size entries in one put.
+        if self.transaction_size > self.store.buffer_size:
+            raise ValueError(
+                f"transaction_size {self.transaction_size} must not exceed "
+                f"store.buffer_size {self.store.buffer_size}"
+            )
+        return self
+
 
 class BridgeConfig(_Model):
     kafka: KafkaConfig

@@ -495,3 +495,20 @@ def test_split_address(address: str, parts: tuple[str, int]) -> None:
 
 def test_bridge_config_type_is_exported() -> None:
     assert isinstance(parse_config(base(), environ={}), BridgeConfig)
+
+
+def test_transaction_size_must_fit_the_store() -> None:
+    data = {
+        "kafka": {"bootstrap_servers": "127.0.0.1:9092"},
+        "destinations": [
+            {
+                "name": "d",
+                "source": {"address": "db:3306", "username": "u", "slave_id": 2},
+                "transaction_size": 4096,
+                "store": {"buffer_size": 1024},
+                "mq": {"topic": "t"},
+            }
+        ],
+    }
+    with pytest.raises(InvalidConfig, match="transaction_size 4096 must not exceed"):
+        parse_config(data, source="test.yaml", environ={})
