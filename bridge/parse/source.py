@@ -137,12 +137,22 @@ def _missing_privileges(grants: list[str]) -> list[str]:
     ]
 
 
+def parse_time_zone(text: str) -> dt.tzinfo:
+    """``Asia/Shanghai`` -> its zone; ``+08:00`` / ``-03:30`` -> a fixed offset."""
+    if text[:1] in ("+", "-"):
+        hours, _, minutes = text[1:].partition(":")
+        offset = dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
+        return dt.timezone(-offset if text[0] == "-" else offset)
+    return zoneinfo.ZoneInfo(text)
+
+
 def source_time_zone(
     conn: pymysql.connections.Connection[Any], configured: str | None
 ) -> dt.tzinfo:
-    """The zone TIMESTAMP values are rendered in: the configured one, else the server's."""
+    """The zone TIMESTAMP values are rendered in: the configured one (a zone name or a fixed
+    offset such as ``+08:00``), else the server's."""
     if configured:
-        return zoneinfo.ZoneInfo(configured)
+        return parse_time_zone(configured)
     zone, offset = _query_one(
         conn, "SELECT @@global.time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())"
     )
