@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
-import pytest
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
-from spark_jobs.session import build_session
+from tests import spark_fixtures
 
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    session = build_session("canal-bridge-tests", master="local[2]")
-    yield session
-    session.stop()
+spark = spark_fixtures.spark  # the session fixture every Spark test shares
 
 
 def test_structured_streaming_reads_kafka_topic(spark: SparkSession, kafka_bootstrap: str) -> None:

@@ -1,0 +1,548 @@
+"""The mirror job: a current-state Delta copy of every source table, one MERGE per micro-batch.
+
+``python -m spark_jobs.mirror --topics T --mirror PATH --checkpoint CP [--available-now]``
+(or ``spark-submit ... spark_jobs/mirror.py ...``). Each micro-batch (``foreachBatch``):
+
+1. Decode the records (``decode.parse_messages``/``changes``); DDL messages go to the driver.
+2. Per table, in binlog order: split the batch's row changes at the table's schema-changing DDL
+   (ADD/DROP COLUMN, TRUNCATE), so each change is applied with the schema it was made under.
+3. For each segment, turn changes into actions on keys (INSERT/UPDATE: upsert the after-image;
+   DELETE: delete the before-image's key; an UPDATE that changes the primary key also deletes
+   the old key), keep the latest action per key and MERGE them (``MirrorTable.merge``).
+4. Apply the DDL that ends the segment: ADD COLUMN (with the value existing rows got), DROP
+   COLUMN, TRUNCATE. Other DDL, and DDL that fails, is recorded and skipped.
+5. Append the DDL outcomes to ``<mirror>/_cdc_ddl`` and the batch's offsets to
+   ``<mirror>/_cdc_batches`` (Delta tables, idempotent writes keyed by the query and batch).
+
+"Latest" is the binlog order (file, position, then event time, Kafka partition and offset,
+row): Kafka offsets alone cannot order a key's old-key delete (on the new key's partition)
+against its earlier history (on the old key's partition). Applying the latest action per key
+makes the batch idempotent: at-least-once duplicates, a bridge's replay after a restart and
+Spark re-running a batch that died before its commit all leave the same state. Tables without
+a primary key are not mirrored (logged once per batch).
+
+Requires full row images (``binlog_row_image=FULL``, as canal does).
+"""
+
+from __future__ import annotations
+
+if __name__ == "__main__" and not __package__:  # `spark-submit spark_jobs/mirror.py`
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import reduce
+from operator import or_
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as sf
+from pyspark.sql import types as st
+from pyspark.sql.streaming import StreamingQuery
+
+from spark_jobs.ddl import AddColumn, DropColumn, OtherClause, parse_alter
+from spark_jobs.decode import ORDER_COLUMNS, change_order, changes, parse_messages
+from spark_jobs.mirror_table import MirrorTable, Order, quote, typed_frame
+from spark_jobs.session import build_session
+from spark_jobs.stream import StreamOptions, add_stream_arguments, run_query, stream_options
+
+log = logging.getLogger("spark_jobs.mirror")
+
+DDL_LOG = "_cdc_ddl"
+BATCH_LOG = "_cdc_batches"
+TOMBSTONE_RETENTION_MS = 7 * 24 * 3600 * 1000
+PURGE_EVERY_BATCHES = 100
+
+DDL_LOG_SCHEMA = st.StructType(
+    [
+        st.StructField("batch_id", st.LongType()),
+        st.StructField("database", st.StringType()),
+        st.StructField("table", st.StringType()),
+        st.StructField("type", st.StringType()),
+        st.StructField("sql", st.StringType()),
+        st.StructField("es", st.LongType()),
+        st.StructField("binlog_file", st.StringType()),
+        st.StructField("binlog_position", st.LongType()),
+        st.StructField("kafka_partition", st.IntegerType()),
+        st.StructField("kafka_offset", st.LongType()),
+        st.StructField("outcome", st.StringType()),
+        st.StructField("detail", st.StringType()),
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DdlEvent:
+    database: str
+    table: str
+    type: str
+    sql: str
+    es: int
+    binlog_file: str | None
+    binlog_position: int | None
+    kafka_partition: int
+    kafka_offset: int
+
+    @property
+    def order(self) -> Order:
+        """Comparable with ``decode.change_order`` without its row index."""
+        return (
+            self.binlog_file or "",
+            self.binlog_position if self.binlog_position is not None else -1,
+            self.es if self.es is not None else -1,
+            self.kafka_partition,
+            self.kafka_offset,
+        )
+
+
+@dataclass
+class DdlOutcome:
+    event: DdlEvent
+    outcome: str  # applied | skipped | failed | already-applied
+    detail: str = ""
+
+
+@dataclass
+class ColumnInfo:
+    """What a batch's messages say about a table: its columns in order, types, key."""
+
+    columns: list[tuple[str, str]] = field(default_factory=list)
+    last_seen: dict[str, Order] = field(default_factory=dict)
+    primary_key: list[str] = field(default_factory=list)
+
+
+class MirrorBatchWriter:
+    """The ``foreachBatch`` function: applies one micro-batch to the mirror under ``root``.
+
+    ``after_batch(batch_id)`` runs after the batch's writes and before Spark commits it (tests
+    use it to fail a batch at that point).
+    """
+
+    def __init__(
+        self,
+        root: str,
+        checkpoint: str,
+        timestamp_zone: str = "UTC",
+        after_batch: Callable[[int], None] | None = None,
+        tombstone_retention_ms: int = TOMBSTONE_RETENTION_MS,
+    ) -> None:
+        self.root = root.rstrip("/")
+        self.checkpoint = checkpoint
+        self.timestamp_zone = timestamp_zone
+        self.after_batch = after_batch
+        self.tombstone_retention_ms = tombstone_retention_ms
+        self._tables: dict[tuple[str, str], MirrorTable] = {}
+        self._app_id: str | None = None
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        spark = batch.sparkSession
+        messages = parse_messages(batch).persist()
+        try:
+            rows = changes(messages).persist()
+            try:
+                outcomes = self._apply(spark, messages, rows)
+            finally:
+                rows.unpersist()
+            self._write_logs(spark, messages, batch_id, outcomes)
+            if batch_id % PURGE_EVERY_BATCHES == PURGE_EVERY_BATCHES - 1:
+                self._purge_tombstones(messages)
+        finally:
+            messages.unpersist()
+        if self.after_batch is not None:
+            self.after_batch(batch_id)
+
+    # ---------------------------------------------------------------- one batch
+
+    def _apply(self, spark: SparkSession, messages: DataFrame, rows: DataFrame) -> list[DdlOutcome]:
+        ddl = _ddl_events(messages)
+        info = _column_info(messages)
+        outcomes: list[DdlOutcome] = []
+        for key in sorted(set(info) | {(e.database, e.table) for e in ddl}):
+            table_ddl = [e for e in ddl if (e.database, e.table) == key]
+            outcomes += self._apply_table(spark, key, rows, info.get(key), table_ddl)
+        return outcomes
+
+    def _table(self, spark: SparkSession, database: str, table: str) -> MirrorTable:
+        key = (database, table)
+        cached = self._tables.get(key)
+        if cached is None or cached.spark is not spark:
+            cached = MirrorTable(spark, self.root, database, table)
+            self._tables[key] = cached
+        return cached
+
+    def _apply_table(
+        self,
+        spark: SparkSession,
+        key: tuple[str, str],
+        rows: DataFrame,
+        info: ColumnInfo | None,
+        ddl: list[DdlEvent],
+    ) -> list[DdlOutcome]:
+        table = self._table(spark, *key)
+        if table.state is None:
+            if info is None:
+                return [DdlOutcome(e, "skipped", "no mirror table yet") for e in ddl]
+            if not info.primary_key:
+                log.warning("%s.%s has no primary key: not mirrored", *key)
+                return [DdlOutcome(e, "skipped", "table not mirrored: no key") for e in ddl]
+            pending_adds = {c.name.lower() for e in ddl for c in _adds(e)}
+            table.create(
+                [(n, t) for n, t in info.columns if n.lower() not in pending_adds],
+                info.primary_key,
+            )
+        state = table.state
+        assert state is not None
+        pending = [e for e in ddl if state.ddl_order is None or e.order > state.ddl_order]
+        outcomes = [DdlOutcome(e, "already-applied") for e in ddl if e not in pending]
+        if info is not None:
+            self._add_new_columns(table, info, {c.name.lower() for e in pending for c in _adds(e)})
+        boundaries = [e for e in pending if _changes_schema_or_rows(e)]
+        table_rows = rows.where((sf.col("database") == key[0]) & (sf.col("table") == key[1]))
+        lower: Order | None = None
+        for event in [*boundaries, None]:
+            upper = event.order if event is not None else None
+            if info is not None:
+                self._merge_segment(table, table_rows, lower, upper)
+            if event is not None:
+                outcomes.append(self._apply_ddl(table, event))
+                lower = upper
+        outcomes += [
+            DdlOutcome(e, "skipped", "not a column change") for e in pending if e not in boundaries
+        ]
+        return outcomes
+
+    def _add_new_columns(self, table: MirrorTable, info: ColumnInfo, pending: set[str]) -> None:
+        """Columns the images carry that the mirror lacks, seen after the last DDL applied (an
+        older image may carry a column dropped since)."""
+        state = table.state
+        assert state is not None
+        new = [
+            (n, t)
+            for n, t in info.columns
+            if table.column(n) is None
+            and n.lower() not in pending
+            and (state.ddl_order is None or info.last_seen[n] > state.ddl_order)
+        ]
+        if new:
+            log.info(
+                "%s.%s: adding columns %s seen in row images", table.database, table.table, new
+            )
+            table.add_columns(new)
+
+    def _merge_segment(
+        self, table: MirrorTable, rows: DataFrame, lower: Order | None, upper: Order | None
+    ) -> None:
+        state = table.state
+        assert state is not None
+        message_order = _message_order()
+        segment = rows
+        if lower is not None:
+            segment = segment.where(message_order > _order_literal(lower))
+        if upper is not None:
+            segment = segment.where(message_order < _order_literal(upper))
+        if (lower is not None or upper is not None) and segment.isEmpty():
+            return  # a DDL with no change of this table on one side: spare an empty MERGE
+        actions = _actions(segment, state.primary_key)
+        typed = typed_frame(actions, state.columns, self.timestamp_zone)
+        window = Window.partitionBy(*[sf.col(quote(k)) for k in state.primary_key]).orderBy(
+            sf.col("_cdc_order").desc()
+        )
+        latest = (
+            typed.withColumn("_rank", sf.row_number().over(window))
+            .where(sf.col("_rank") == 1)
+            .drop("_rank")
+        )
+        table.merge(latest)
+
+    def _apply_ddl(self, table: MirrorTable, event: DdlEvent) -> DdlOutcome:
+        try:
+            outcome = self._apply_ddl_unsafe(table, event)
+        except Exception as exc:  # a DDL must never stop the stream: record it, go on
+            log.exception("DDL %r on %s.%s failed", event.sql, event.database, event.table)
+            return DdlOutcome(event, "failed", f"{type(exc).__name__}: {exc}"[:2000])
+        table.set_ddl_order(event.order)
+        return outcome
+
+    def _apply_ddl_unsafe(self, table: MirrorTable, event: DdlEvent) -> DdlOutcome:
+        if event.type == "TRUNCATE":
+            table.truncate(event.order, event.es)
+            return DdlOutcome(event, "applied", "all rows deleted")
+        state = table.state
+        assert state is not None
+        notes: list[str] = []
+        for clause in parse_alter(event.sql) or []:
+            if isinstance(clause, AddColumn):
+                if table.column(clause.name) is not None:
+                    notes.append(f"add {clause.name}: exists")
+                    continue
+                table.add_columns([(clause.name, clause.mysql_type)])
+                if not clause.fill_known:
+                    notes.append(f"add {clause.name}: existing rows null (default not reproduced)")
+                elif clause.fill is not None:
+                    table.fill(clause.name, clause.fill, self.timestamp_zone)
+                    notes.append(f"add {clause.name} = {clause.fill!r}")
+                else:
+                    notes.append(f"add {clause.name}")
+            elif isinstance(clause, DropColumn):
+                if table.column(clause.name) is None:
+                    notes.append(f"drop {clause.name}: absent")
+                elif clause.name.lower() in (k.lower() for k in state.primary_key):
+                    notes.append(f"drop {clause.name}: key column kept")
+                else:
+                    table.drop_column(clause.name)
+                    notes.append(f"drop {clause.name}")
+            elif isinstance(clause, OtherClause):
+                notes.append(f"skipped: {clause.text}")
+        return DdlOutcome(event, "applied", "; ".join(notes))
+
+    def _purge_tombstones(self, messages: DataFrame) -> None:
+        """Drop tombstones older than the retention, measured back from the batch's newest
+        event time (so a stopped job does not purge what it has not caught up with), in the
+        tables this process has touched."""
+        newest = messages.agg(sf.max("es")).first()
+        if newest is None or newest[0] is None:
+            return
+        for table in self._tables.values():
+            if table.state is not None:
+                table.purge_tombstones(newest[0] - self.tombstone_retention_ms)
+
+    # ---------------------------------------------------------------- logs
+
+    def _query_id(self, spark: SparkSession) -> str:
+        """The streaming query's id (from the checkpoint): the idempotent-write app id, so a
+        re-run of a batch does not append its log rows twice, and a new checkpoint starts a
+        new sequence."""
+        if self._app_id is None:
+            text = spark.read.text(f"{self.checkpoint.rstrip('/')}/metadata").first()
+            self._app_id = json.loads(text[0])["id"] if text else "unknown"
+        return self._app_id
+
+    def _write_logs(
+        self, spark: SparkSession, messages: DataFrame, batch_id: int, outcomes: list[DdlOutcome]
+    ) -> None:
+        app_id = self._query_id(spark)
+        now = datetime.now(UTC).replace(tzinfo=None)
+        offsets = messages.groupBy("topic", sf.col("kafka_partition").alias("partition")).agg(
+            sf.min("kafka_offset").alias("min_offset"),
+            sf.max("kafka_offset").alias("max_offset"),
+            sf.count(sf.lit(1)).alias("records"),
+        )
+        offsets = offsets.select(
+            sf.lit(batch_id).cast("bigint").alias("batch_id"),
+            "*",
+            sf.lit(now).cast("timestamp").alias("processed_at"),
+        )
+        _append(offsets, f"{self.root}/{BATCH_LOG}", app_id, batch_id)
+        if outcomes:
+            frame = spark.createDataFrame(
+                [
+                    (
+                        batch_id,
+                        o.event.database,
+                        o.event.table,
+                        o.event.type,
+                        o.event.sql,
+                        o.event.es,
+                        o.event.binlog_file,
+                        o.event.binlog_position,
+                        o.event.kafka_partition,
+                        o.event.kafka_offset,
+                        o.outcome,
+                        o.detail,
+                    )
+                    for o in outcomes
+                ],
+                DDL_LOG_SCHEMA,
+            )
+            _append(frame, f"{self.root}/{DDL_LOG}", app_id, batch_id)
+
+
+_ORDER_DEFAULTS = ("", -1, -1, -1, -1)
+
+
+def _message_order() -> Column:
+    """A message's place in the change order: ``DdlEvent.order``'s fields, as a struct."""
+    return sf.struct(
+        *[
+            sf.coalesce(sf.col(c), sf.lit(d)).alias(c)
+            for c, d in zip(ORDER_COLUMNS, _ORDER_DEFAULTS, strict=True)
+        ]
+    )
+
+
+def _order_literal(order: Order) -> Any:
+    file, position, es, partition, offset = order
+    return sf.struct(
+        sf.lit(file).alias("binlog_file"),
+        sf.lit(position).cast("bigint").alias("binlog_position"),
+        sf.lit(es).cast("bigint").alias("es"),
+        sf.lit(partition).cast("int").alias("kafka_partition"),
+        sf.lit(offset).cast("bigint").alias("kafka_offset"),
+    )
+
+
+def _append(frame: DataFrame, path: str, app_id: str, batch_id: int) -> None:
+    (
+        frame.write.format("delta")
+        .mode("append")
+        .option("txnAppId", app_id)
+        .option("txnVersion", batch_id)
+        .save(path)
+    )
+
+
+def _adds(event: DdlEvent) -> list[AddColumn]:
+    if event.type != "ALTER":
+        return []
+    return [c for c in parse_alter(event.sql) or [] if isinstance(c, AddColumn)]
+
+
+def _changes_schema_or_rows(event: DdlEvent) -> bool:
+    if event.type == "TRUNCATE":
+        return True
+    if event.type != "ALTER":
+        return False
+    return any(isinstance(c, AddColumn | DropColumn) for c in parse_alter(event.sql) or [])
+
+
+def _ddl_events(messages: DataFrame) -> list[DdlEvent]:
+    rows = (
+        messages.where(sf.col("is_ddl"))
+        .select(
+            "database",
+            "table",
+            "type",
+            "sql",
+            "es",
+            "binlog_file",
+            "binlog_position",
+            "kafka_partition",
+            "kafka_offset",
+        )
+        .collect()
+    )
+    events = [DdlEvent(**r.asDict()) for r in rows]
+    events = [e for e in events if e.table]  # CREATE DATABASE and the like name no table
+    return sorted(set(events), key=lambda e: e.order)
+
+
+def _column_info(messages: DataFrame) -> dict[tuple[str, str], ColumnInfo]:
+    """Per table: its columns in table order with their latest declared type, when each was
+    last seen, and the latest primary key — from the row messages of the batch."""
+    order = _message_order()
+    rows = (
+        messages.where(~sf.col("is_ddl") & sf.col("data").isNotNull() & (sf.size("data") > 0))
+        .select(
+            "database",
+            "table",
+            "pk_names",
+            "mysql_types",
+            order.alias("order"),
+            sf.posexplode(sf.map_keys(sf.col("data")[0])).alias("pos", "column"),
+        )
+        .groupBy("database", "table", "column")
+        .agg(
+            sf.max_by("pos", "order").alias("pos"),
+            sf.max_by(sf.col("mysql_types")[sf.col("column")], "order").alias("mysql_type"),
+            sf.max_by("pk_names", "order").alias("pk_names"),
+            sf.max("order").alias("last_seen"),
+        )
+        .collect()
+    )
+    result: dict[tuple[str, str], ColumnInfo] = {}
+    newest: dict[tuple[str, str], Order] = {}
+    for row in sorted(rows, key=lambda r: (r["database"], r["table"], r["pos"])):
+        key = (row["database"], row["table"])
+        info = result.setdefault(key, ColumnInfo())
+        seen = tuple(row["last_seen"])
+        info.columns.append((row["column"], row["mysql_type"] or ""))
+        info.last_seen[row["column"]] = seen
+        if key not in newest or seen > newest[key]:
+            newest[key] = seen
+            info.primary_key = list(row["pk_names"] or [])
+    return result
+
+
+def _actions(segment: DataFrame, primary_key: Sequence[str]) -> DataFrame:
+    """Change rows -> key actions: ``image``, ``_cdc_op`` and ``_order`` (binlog order, with
+    an old-key delete before the upserts of the same event)."""
+    before, after = sf.col("before"), sf.col("after")
+    key_changed = reduce(or_, [~before[k].eqNullSafe(after[k]) for k in primary_key])
+    kind = sf.col("type")
+
+    def action(image: Any, op: str, rank: int) -> list[Any]:
+        return [
+            image.alias("image"),
+            sf.lit(op).alias("_cdc_op"),
+            change_order(sf.lit(rank).alias("rank")).alias("_order"),
+            *[c for c in segment.columns if c not in ("before", "after")],
+        ]
+
+    upserts = segment.where(kind.isin("INSERT", "UPDATE")).select(*action(after, "U", 1))
+    old_keys = segment.where((kind == "UPDATE") & key_changed).select(*action(before, "D", 0))
+    deletes = segment.where(kind == "DELETE").select(*action(before, "D", 1))
+    return upserts.unionByName(old_keys).unionByName(deletes)
+
+
+# -------------------------------------------------------------------------------- the job
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorJob:
+    stream: StreamOptions
+    mirror: str
+    after_batch: Callable[[int], None] | None = None
+    tombstone_retention_ms: int = TOMBSTONE_RETENTION_MS
+
+    def start(self, spark: SparkSession) -> StreamingQuery:
+        writer = MirrorBatchWriter(
+            self.mirror,
+            self.stream.checkpoint,
+            self.stream.timestamp_zone,
+            self.after_batch,
+            self.tombstone_retention_ms,
+        )
+        stream = self.stream.read(spark).writeStream.foreachBatch(writer)
+        stream = stream.option("checkpointLocation", self.stream.checkpoint)
+        return self.stream.trigger(stream).start()
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="spark_jobs.mirror", description=__doc__.split("\n")[0])
+    add_stream_arguments(parser)
+    parser.add_argument("--mirror", required=True, help="root folder of the mirror tables")
+    parser.add_argument(
+        "--tombstone-retention-hours",
+        type=float,
+        default=TOMBSTONE_RETENTION_MS / 3_600_000,
+        help="keep deleted keys' tombstones this long (default 168): a change arriving later "
+        "than that could bring a deleted row back",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    args = parse_args(argv)
+    job = MirrorJob(
+        stream=stream_options(args),
+        mirror=args.mirror,
+        tombstone_retention_ms=int(args.tombstone_retention_hours * 3_600_000),
+    )
+    spark = build_session("canal-bridge-mirror")
+    try:
+        return run_query(job.start(spark))
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,407 @@
+"""Compare a mirror table with the live source table; exit 0 only when they are identical.
+
+``python -m spark_jobs.reconcile --mirror PATH --table db.t --mysql host:port --user U
+--password-env VAR`` reads the source with PyMySQL in the driver (meant for test-sized and
+modest tables) and the mirror's Delta table with Spark, then compares
+
+1. the columns (the mirror's ``_cdc_*`` columns aside),
+2. the row count and the primary keys present on each side,
+3. per key, a checksum over the row's values in a canonical text form.
+
+Canonical forms make the two sides' Python values comparable: integers and BIT as decimal
+text, DECIMAL with its exact scale, FLOAT rounded to single precision, DATETIME/TIMESTAMP as
+``yyyy-mm-dd hh:mm:ss.ffffff`` (TIMESTAMP in ``--timestamp-zone`` on both sides), TIME as
+``[-]h:mm:ss.ffffff``, binary values as hex, zero dates as their text (the mirror keeps it in
+``_cdc_invalid``; PyMySQL returns it as a string). Differences are printed (up to
+``--show``); the exit code is 0 when identical, 1 when not, 2 when the comparison could not
+be made (bad arguments, no connection, no such source table).
+"""
+
+from __future__ import annotations
+
+if __name__ == "__main__" and not __package__:  # `spark-submit spark_jobs/reconcile.py`
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import struct
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from typing import Any, TextIO
+
+import pymysql
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as sf
+from pyspark.sql import types as st
+
+from spark_jobs.mirror_table import META_PREFIX, quote, table_path
+from spark_jobs.session import build_session
+
+IDENTICAL, DIFFERENT, FAILED = 0, 1, 2
+
+Key = tuple[str | None, ...]
+Canonical = Callable[[Any], str]
+
+
+class ReconcileError(Exception):
+    """The comparison could not be made; the message says why."""
+
+
+# ------------------------------------------------------------------------ canonical values
+
+
+def _integer(value: Any) -> str:
+    if isinstance(value, bytes | bytearray):  # BIT from PyMySQL
+        return str(int.from_bytes(value, "big"))
+    return str(int(value))
+
+
+def _decimal(value: Any) -> str:
+    return format(value if isinstance(value, Decimal) else Decimal(str(value)), "f")
+
+
+def _float(value: Any) -> str:
+    return repr(struct.unpack("f", struct.pack("f", float(value)))[0])
+
+
+def _double(value: Any) -> str:
+    return repr(float(value))
+
+
+def _temporal(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(value, date):
+        return value.isoformat()
+    text = str(value)  # a zero date, or the mirror's formatted TIMESTAMP
+    if re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?", text) and not text.startswith(
+        "0000"
+    ):
+        whole, _, fraction = text.partition(".")
+        return f"{whole}.{fraction.ljust(6, '0')[:6]}"
+    return re.sub(r"\.0*$", "", text)
+
+
+def _time(value: Any) -> str:
+    if isinstance(value, timedelta):
+        micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+    else:
+        match = re.fullmatch(r"(-?)(\d+):(\d\d):(\d\d)(?:\.(\d+))?", str(value))
+        if not match:
+            return str(value)
+        sign, h, m, s, fraction = match.groups()
+        micros = ((int(h) * 60 + int(m)) * 60 + int(s)) * 1_000_000
+        micros += int((fraction or "").ljust(6, "0")[:6])
+        micros = -micros if sign else micros
+    sign = "-" if micros < 0 else ""
+    seconds, fraction_us = divmod(abs(micros), 1_000_000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{sign}{hours}:{minutes:02d}:{seconds:02d}.{fraction_us:06d}"
+
+
+def _binary(value: Any) -> str:
+    return bytes(value).hex() if isinstance(value, bytes | bytearray) else str(value)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+_INTEGER_TYPES = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year", "bit")
+_BINARY_TYPES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
+
+CANONICAL: dict[str, Canonical] = {
+    **dict.fromkeys(_INTEGER_TYPES, _integer),
+    **dict.fromkeys(("decimal", "numeric"), _decimal),
+    "float": _float,
+    **dict.fromkeys(("double", "real"), _double),
+    **dict.fromkeys(("date", "datetime", "timestamp"), _temporal),
+    "time": _time,
+    **dict.fromkeys(_BINARY_TYPES, _binary),
+}
+"""Source DATA_TYPE -> canonical text of a value from either side; others compare as text."""
+
+
+def canonical(data_type: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    return CANONICAL.get(data_type.lower(), _text)(value)
+
+
+# ------------------------------------------------------------------------ both sides
+
+
+@dataclass
+class Side:
+    columns: list[str]
+    rows: dict[Key, list[str | None]] = field(default_factory=dict)
+    """canonical values per primary key, in the order of the compared columns"""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceTable:
+    columns: list[tuple[str, str]]  # (name, DATA_TYPE)
+    primary_key: list[str]
+    rows: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLogin:
+    address: str
+    user: str
+    password: str
+    time_zone: str = "UTC"
+
+
+def read_source(login: SourceLogin, database: str, table: str) -> SourceTable:
+    address, time_zone = login.address, login.time_zone
+    host, _, port = address.rpartition(":")
+    try:
+        conn = pymysql.connect(
+            host=host.strip("[]") or "127.0.0.1",
+            port=int(port or 3306),
+            user=login.user,
+            password=login.password,
+            charset="utf8mb4",
+            cursorclass=pymysql.cursors.DictCursor,
+        )
+    except pymysql.MySQLError as exc:
+        raise ReconcileError(f"cannot connect to {address}: {exc}") from exc
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET time_zone = %s", (_mysql_zone(time_zone),))
+            cur.execute(
+                "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
+                (database, table),
+            )
+            columns = [(r["COLUMN_NAME"], r["DATA_TYPE"]) for r in cur.fetchall()]
+            if not columns:
+                raise ReconcileError(f"no table {database}.{table} at {address}")
+            cur.execute(
+                "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
+                "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' "
+                "ORDER BY ORDINAL_POSITION",
+                (database, table),
+            )
+            key = [r["COLUMN_NAME"] for r in cur.fetchall()]
+            if not key:
+                raise ReconcileError(f"{database}.{table} has no primary key")
+            names = ", ".join(_quote(n) for n, _ in columns)
+            cur.execute(f"SELECT {names} FROM {_quote(database)}.{_quote(table)}")
+            rows = list(cur.fetchall())
+    except pymysql.MySQLError as exc:
+        raise ReconcileError(f"reading {database}.{table}: {exc}") from exc
+    finally:
+        conn.close()
+    return SourceTable(columns=columns, primary_key=key, rows=rows)
+
+
+def read_mirror(spark: SparkSession, path: str, time_zone: str) -> tuple[list[str], list[dict]]:
+    """The mirror's source columns and current rows (no tombstones; TIMESTAMP values
+    formatted in ``time_zone``); ([], []) when there is no mirror table yet."""
+    try:
+        frame = spark.read.format("delta").load(path)
+    except Exception as exc:
+        if "not a Delta table" in str(exc) or "PATH_NOT_FOUND" in str(exc):
+            return [], []
+        raise
+    columns = [f.name for f in frame.schema if not f.name.startswith(META_PREFIX)]
+    timestamps = {f.name for f in frame.schema if isinstance(f.dataType, st.TimestampType)}
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", time_zone)
+    try:
+        selected = [
+            sf.date_format(sf.col(quote(c)), "yyyy-MM-dd HH:mm:ss.SSSSSS").alias(c)
+            if c in timestamps
+            else sf.col(quote(c))
+            for c in columns
+        ]
+        live = frame.where(~sf.col("_cdc_deleted"))
+        rows = [r.asDict() for r in live.select(*selected, "_cdc_invalid").collect()]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous or "UTC")
+    return columns, rows
+
+
+def _mysql_zone(zone: str) -> str:
+    return "+00:00" if zone.upper() in ("UTC", "Z", "GMT") else zone
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+# ------------------------------------------------------------------------ comparing
+
+
+@dataclass
+class Report:
+    table: str
+    source_rows: int
+    mirror_rows: int
+    only_in_source_columns: list[str]
+    only_in_mirror_columns: list[str]
+    missing: list[Key]
+    extra: list[Key]
+    different: list[tuple[Key, list[tuple[str, str | None, str | None]]]]
+
+    @property
+    def identical(self) -> bool:
+        return not (
+            self.only_in_source_columns
+            or self.only_in_mirror_columns
+            or self.missing
+            or self.extra
+            or self.different
+        )
+
+    def print(self, out: TextIO, show: int) -> None:
+        print(
+            f"reconcile {self.table}: source {self.source_rows} rows, "
+            f"mirror {self.mirror_rows} rows",
+            file=out,
+        )
+        if self.only_in_source_columns:
+            print(f"  columns only in the source: {self.only_in_source_columns}", file=out)
+        if self.only_in_mirror_columns:
+            print(f"  columns only in the mirror: {self.only_in_mirror_columns}", file=out)
+        for label, keys in (("missing from the mirror", self.missing), ("extra", self.extra)):
+            if keys:
+                print(f"  {label}: {len(keys)} rows, e.g. keys {keys[:show]}", file=out)
+        if self.different:
+            print(f"  different: {len(self.different)} rows", file=out)
+            for key, columns in self.different[:show]:
+                detail = ", ".join(f"{c}: source {s!r} mirror {m!r}" for c, s, m in columns)
+                print(f"    key {key}: {detail}", file=out)
+        count = (
+            len(self.missing)
+            + len(self.extra)
+            + len(self.different)
+            + len(self.only_in_source_columns)
+            + len(self.only_in_mirror_columns)
+        )
+        print("IDENTICAL" if self.identical else f"DIFFERENT ({count} differences)", file=out)
+
+
+def compare(
+    name: str,
+    source: SourceTable,
+    mirror_columns: Sequence[str],
+    mirror_rows: Sequence[dict[str, Any]],
+) -> Report:
+    types = dict(source.columns)
+    lowered = {c.lower(): c for c in mirror_columns}
+    common = [(n, t) for n, t in source.columns if n.lower() in lowered]
+    key_index = [i for i, (n, _) in enumerate(common) if n in source.primary_key]
+
+    def side(rows: Sequence[dict[str, Any]], names: dict[str, str], invalid: bool) -> Side:
+        result = Side(columns=[n for n, _ in common])
+        for row in rows:
+            raw = (row.get("_cdc_invalid") or {}) if invalid else {}
+            values = []
+            for column, data_type in common:
+                value = row[names[column]]
+                if value is None and names[column] in raw:
+                    value = raw[names[column]]
+                values.append(canonical(data_type, value))
+            result.rows[tuple(values[i] for i in key_index)] = values
+        return result
+
+    src = side(source.rows, {n: n for n, _ in common}, invalid=False)
+    mir = side(mirror_rows, {n: lowered[n.lower()] for n, _ in common}, invalid=True)
+    different = []
+    for key in sorted(set(src.rows) & set(mir.rows), key=str):
+        if _checksum(src.rows[key]) != _checksum(mir.rows[key]):
+            columns = [
+                (c, s, m)
+                for c, s, m in zip(src.columns, src.rows[key], mir.rows[key], strict=True)
+                if s != m
+            ]
+            different.append((key, columns))
+    return Report(
+        table=name,
+        source_rows=len(source.rows),
+        mirror_rows=len(mirror_rows),
+        only_in_source_columns=[n for n in types if n.lower() not in lowered],
+        only_in_mirror_columns=[
+            c for c in mirror_columns if c.lower() not in {n.lower() for n in types}
+        ],
+        missing=sorted(set(src.rows) - set(mir.rows), key=str),
+        extra=sorted(set(mir.rows) - set(src.rows), key=str),
+        different=different,
+    )
+
+
+def _checksum(values: Sequence[str | None]) -> str:
+    return hashlib.sha256(json.dumps(list(values)).encode()).hexdigest()
+
+
+# ------------------------------------------------------------------------ command line
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="spark_jobs.reconcile", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--mirror", required=True, help="root folder of the mirror tables")
+    parser.add_argument("--table", required=True, help="database.table")
+    parser.add_argument("--mysql", required=True, help="host:port of the source")
+    parser.add_argument("--user", required=True)
+    parser.add_argument(
+        "--password-env", required=True, help="name of the variable holding the password"
+    )
+    parser.add_argument("--timestamp-zone", default="UTC")
+    parser.add_argument("--show", type=int, default=20, help="differences to print")
+    return parser.parse_args(argv)
+
+
+def run(
+    args: argparse.Namespace, spark: SparkSession | None = None, out: TextIO = sys.stdout
+) -> int:
+    """Compare and print; ``spark`` is built (and stopped) when not given."""
+    database, dot, table = args.table.partition(".")
+    if not dot or not database or not table:
+        print(f"--table {args.table!r}: expected database.table", file=sys.stderr)
+        return FAILED
+    password = os.environ.get(args.password_env)
+    if password is None:
+        print(f"--password-env: ${args.password_env} is not set", file=sys.stderr)
+        return FAILED
+    try:
+        login = SourceLogin(args.mysql, args.user, password, args.timestamp_zone)
+        source = read_source(login, database, table)
+    except ReconcileError as exc:
+        print(f"reconcile: {exc}", file=sys.stderr)
+        return FAILED
+    session = spark or build_session("canal-bridge-reconcile")
+    try:
+        path = table_path(args.mirror, database, table)
+        columns, rows = read_mirror(session, path, args.timestamp_zone)
+    finally:
+        if spark is None:
+            session.stop()
+    if not columns:  # no mirror table yet: right only while the source table is empty
+        print(f"reconcile {args.table}: no mirror table at {path}", file=out)
+        columns = [name for name, _ in source.columns]
+    report = compare(args.table, source, columns, rows)
+    report.print(out, args.show)
+    return IDENTICAL if report.identical else DIFFERENT
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

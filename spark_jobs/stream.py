@@ -1,0 +1,138 @@
+"""What the streaming jobs share: their Kafka/trigger/checkpoint options and how they run.
+
+Each job parses ``StreamOptions`` from its command line (``add_stream_arguments``), builds a
+streaming query on ``decode.read_kafka`` and hands it to ``run_query``, which waits for it
+and stops it cleanly on SIGTERM/SIGINT (a Kubernetes pod being deleted, Ctrl-C): the running
+micro-batch finishes or is abandoned before its commit, so the next start redoes it from the
+checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import threading
+from dataclasses import dataclass, field
+from types import FrameType
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+
+from spark_jobs.decode import read_kafka
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOptions:
+    bootstrap_servers: str
+    checkpoint: str
+    topics: str | None = None
+    topic_pattern: str | None = None
+    starting_offsets: str = "earliest"
+    max_offsets_per_trigger: int | None = None
+    available_now: bool = False
+    trigger_interval: str = "10 seconds"
+    timestamp_zone: str = "UTC"
+    kafka_options: dict[str, str] = field(default_factory=dict)
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        return read_kafka(
+            spark,
+            self.bootstrap_servers,
+            topics=self.topics,
+            topic_pattern=self.topic_pattern,
+            starting_offsets=self.starting_offsets,
+            max_offsets_per_trigger=self.max_offsets_per_trigger,
+            options=self.kafka_options,
+        )
+
+    def trigger(self, writer: DataStreamWriter) -> DataStreamWriter:
+        if self.available_now:
+            return writer.trigger(availableNow=True)
+        return writer.trigger(processingTime=self.trigger_interval)
+
+
+def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--topics", help="comma-separated Kafka topics to read")
+    source.add_argument("--topic-pattern", help="Java regex of the topics to read")
+    parser.add_argument(
+        "--bootstrap-servers",
+        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
+        help="Kafka brokers (default: $KAFKA_BOOTSTRAP_SERVERS)",
+    )
+    parser.add_argument("--checkpoint", required=True, help="checkpoint folder (any Hadoop FS)")
+    parser.add_argument(
+        "--starting-offsets",
+        default="earliest",
+        help="where a new checkpoint starts: earliest | latest | Spark's JSON offsets",
+    )
+    parser.add_argument("--max-offsets-per-trigger", type=int, default=None)
+    parser.add_argument(
+        "--available-now",
+        action="store_true",
+        help="process what the topics hold now, in one or more batches, then exit",
+    )
+    parser.add_argument("--trigger-interval", default="10 seconds")
+    parser.add_argument(
+        "--timestamp-zone",
+        default="UTC",
+        help="zone of TIMESTAMP texts: the bridge's timestamp_time_zone (default UTC)",
+    )
+    parser.add_argument(
+        "--kafka-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Kafka source option, e.g. kafka.security.protocol=SASL_SSL (repeatable)",
+    )
+
+
+def stream_options(args: argparse.Namespace) -> StreamOptions:
+    if not args.bootstrap_servers:
+        raise SystemExit("--bootstrap-servers is required (or set KAFKA_BOOTSTRAP_SERVERS)")
+    extra = {}
+    for item in args.kafka_option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--kafka-option {item!r}: expected KEY=VALUE")
+        extra[key.strip()] = value
+    return StreamOptions(
+        bootstrap_servers=args.bootstrap_servers,
+        checkpoint=args.checkpoint,
+        topics=args.topics,
+        topic_pattern=args.topic_pattern,
+        starting_offsets=args.starting_offsets,
+        max_offsets_per_trigger=args.max_offsets_per_trigger,
+        available_now=args.available_now,
+        trigger_interval=args.trigger_interval,
+        timestamp_zone=args.timestamp_zone,
+        kafka_options=extra,
+    )
+
+
+def run_query(query: StreamingQuery) -> int:
+    """Wait for ``query``; SIGTERM/SIGINT stop it. Returns 0, or 1 when it failed."""
+    stopping = threading.Event()
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        log.info("received %s: stopping the query", signal.Signals(signum).name)
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while query.isActive and not stopping.is_set():
+            query.awaitTermination(1)
+        if stopping.is_set():
+            query.stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    failure = query.exception()
+    if failure is not None:
+        log.error("query failed: %s", failure)
+        return 1
+    return 0
