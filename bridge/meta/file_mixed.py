@@ -33,6 +33,7 @@ from bridge.meta.exceptions import (
     MetaNotRunning,
     MetaWriteFailed,
 )
+from bridge.meta.flushing import PeriodicFlusher
 from bridge.position import LogPosition, PositionRange
 
 META_FILE = "meta.dat"
@@ -44,18 +45,13 @@ class FileMixedMetaManager:
     def __init__(
         self, delegate: MetaManager, directory: Path | str, flush_period_ms: int = 1000
     ) -> None:
-        if flush_period_ms <= 0:
-            raise MetaError(f"flush_period_ms must be > 0, got {flush_period_ms}")
         self._delegate = delegate
         self.directory = Path(directory)
-        self.flush_period_ms = flush_period_ms
         self._running = False
-        self._dirty: set[str] = set()
-        self._dirty_lock = threading.Lock()
         self._write_lock = threading.Lock()  # one writer at a time: no older content wins
-        self._stop_flushing = threading.Event()
-        self._flusher: threading.Thread | None = None
-        self.last_flush_error: MetaError | None = None
+        self._flusher: PeriodicFlusher[str] = PeriodicFlusher(
+            self._write, flush_period_ms, f"meta-flush:{self.directory}"
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -70,10 +66,6 @@ class FileMixedMetaManager:
             self._delegate.stop()
             raise
         self._running = True
-        self._stop_flushing.clear()
-        self._flusher = threading.Thread(
-            target=self._flush_periodically, name=f"meta-flush:{self.directory}", daemon=True
-        )
         self._flusher.start()
 
     def stop(self) -> None:
@@ -81,12 +73,8 @@ class FileMixedMetaManager:
         if not self._running:
             return
         self._running = False
-        self._stop_flushing.set()
-        if self._flusher is not None:
-            self._flusher.join()
-            self._flusher = None
         try:
-            self.flush(raise_errors=True)
+            self._flusher.stop()
         finally:
             self._delegate.stop()
 
@@ -96,7 +84,15 @@ class FileMixedMetaManager:
 
     @property
     def flusher_alive(self) -> bool:
-        return self._flusher is not None and self._flusher.is_alive()
+        return self._flusher.alive
+
+    @property
+    def flush_period_ms(self) -> int:
+        return self._flusher.period_ms
+
+    @property
+    def last_flush_error(self) -> MetaError | None:
+        return self._flusher.last_error
 
     # -- persistence -------------------------------------------------------------------------
 
@@ -104,22 +100,8 @@ class FileMixedMetaManager:
         return self.directory / _checked_destination(destination) / META_FILE
 
     def flush(self, *, raise_errors: bool = False) -> None:
-        """Write every dirty destination now; failed ones stay dirty for the next try."""
-        with self._dirty_lock:
-            dirty, self._dirty = self._dirty, set()
-        for destination in sorted(dirty):
-            try:
-                self._write(destination)
-            except MetaError as exc:
-                self._mark_dirty(destination)
-                self.last_flush_error = exc
-                if raise_errors:
-                    raise
-                log.error("meta flush failed, retrying in %d ms: %s", self.flush_period_ms, exc)
-
-    def _flush_periodically(self) -> None:
-        while not self._stop_flushing.wait(self.flush_period_ms / 1000):
-            self.flush()
+        """Write every changed destination now; failed ones stay marked for the next try."""
+        self._flusher.flush(raise_errors=raise_errors)
 
     def _write(self, destination: str) -> None:
         path = self.meta_file(destination)
@@ -165,8 +147,7 @@ class FileMixedMetaManager:
         return clients
 
     def _mark_dirty(self, destination: str) -> None:
-        with self._dirty_lock:
-            self._dirty.add(destination)
+        self._flusher.mark(destination)
 
     # -- MetaManager, delegated --------------------------------------------------------------
 

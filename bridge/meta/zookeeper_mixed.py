@@ -46,6 +46,7 @@ from bridge.meta.exceptions import (
     MetaNotRunning,
     MetaStoreUnavailable,
 )
+from bridge.meta.flushing import PeriodicFlusher
 from bridge.position import LogPosition, PositionRange
 
 DEFAULT_ROOT = "/otter/canal"
@@ -67,22 +68,20 @@ class ZooKeeperMixedMetaManager:
         flush_period_ms: int = 1000,
         may_write: Callable[[str], bool] | None = None,
     ) -> None:
-        if flush_period_ms <= 0:
-            raise MetaError(f"flush_period_ms must be > 0, got {flush_period_ms}")
         self._delegate = delegate
         self._client = client
         self.root = root.rstrip("/")
-        self.flush_period_ms = flush_period_ms
         self._may_write = may_write or _always
         self._running = False
         self._loaded: set[str] = set()
         self._load_lock = threading.Lock()
-        self._dirty: set[ClientIdentity] = set()
-        self._dirty_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self._stop_flushing = threading.Event()
-        self._flusher: threading.Thread | None = None
-        self.last_flush_error: MetaError | None = None
+        self._flusher: PeriodicFlusher[ClientIdentity] = PeriodicFlusher(
+            self._write_cursor,
+            flush_period_ms,
+            f"meta-flush:zk{self.root}",
+            order=lambda c: (c.destination, c.client_id),
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -92,10 +91,6 @@ class ZooKeeperMixedMetaManager:
         self._delegate.start()
         self._loaded.clear()
         self._running = True
-        self._stop_flushing.clear()
-        self._flusher = threading.Thread(
-            target=self._flush_periodically, name=f"meta-flush:zk{self.root}", daemon=True
-        )
         self._flusher.start()
 
     def stop(self) -> None:
@@ -103,12 +98,8 @@ class ZooKeeperMixedMetaManager:
         if not self._running:
             return
         self._running = False
-        self._stop_flushing.set()
-        if self._flusher is not None:
-            self._flusher.join()
-            self._flusher = None
         try:
-            self.flush(raise_errors=True)
+            self._flusher.stop()
         finally:
             self._delegate.stop()
 
@@ -132,22 +123,16 @@ class ZooKeeperMixedMetaManager:
     # -- persistence -------------------------------------------------------------------------
 
     def flush(self, *, raise_errors: bool = False) -> None:
-        """Write every dirty cursor now; failed ones stay dirty for the next try."""
-        with self._dirty_lock:
-            dirty, self._dirty = self._dirty, set()
-        for client in sorted(dirty, key=lambda c: (c.destination, c.client_id)):
-            try:
-                self._write_cursor(client)
-            except MetaError as exc:
-                self._mark_dirty(client)
-                self.last_flush_error = exc
-                if raise_errors:
-                    raise
-                log.error("meta flush failed, retrying in %d ms: %s", self.flush_period_ms, exc)
+        """Write every changed cursor now; failed ones stay marked for the next try."""
+        self._flusher.flush(raise_errors=raise_errors)
 
-    def _flush_periodically(self) -> None:
-        while not self._stop_flushing.wait(self.flush_period_ms / 1000):
-            self.flush()
+    @property
+    def flush_period_ms(self) -> int:
+        return self._flusher.period_ms
+
+    @property
+    def last_flush_error(self) -> MetaError | None:
+        return self._flusher.last_error
 
     def _write_cursor(self, client: ClientIdentity) -> None:
         with self._write_lock:
@@ -223,8 +208,7 @@ class ZooKeeperMixedMetaManager:
         return result.get(timeout=REQUEST_TIMEOUT_S)
 
     def _mark_dirty(self, client: ClientIdentity) -> None:
-        with self._dirty_lock:
-            self._dirty.add(client)
+        self._flusher.mark(client)
 
     # -- MetaManager, delegated --------------------------------------------------------------
 
