@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from bridge.entry import Column, Entry, EntryType, EventType, Header, RowChange
+from bridge.entry import Column, Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.routing import PartitionRouter
 
 RowDict = dict[str, str | None]
@@ -75,7 +75,25 @@ class FlatMessage:
         }
 
     def to_json(self) -> bytes:
-        return orjson.dumps(self.to_dict())
+        # orjson writes tuples as arrays: no list copies of the rows, unlike to_dict().
+        return orjson.dumps(
+            {
+                "data": self.data,
+                "database": self.database,
+                "es": self.es,
+                "gtid": self.gtid,
+                "id": self.id,
+                "isDdl": self.is_ddl,
+                "mysqlType": self.mysql_type,
+                "old": self.old,
+                "pkNames": self.pk_names,
+                "sql": self.sql,
+                "sqlType": self.sql_type,
+                "table": self.table,
+                "ts": self.ts,
+                "type": self.type,
+            }
+        )
 
     def with_rows(self, data: Sequence[RowDict], old: Sequence[RowDict] | None) -> FlatMessage:
         """A copy carrying only ``data`` (and the matching ``old``) rows."""
@@ -102,47 +120,56 @@ def build_flat_messages(entries: Iterable[Entry], batch_id: int, ts: int) -> lis
 
 def _convert(entry: Entry, change: RowChange, batch_id: int, ts: int) -> FlatMessage:
     header = entry.header
-    message = FlatMessage(
-        id=batch_id,
-        database=header.schema_name,
-        table=header.table_name,
-        pk_names=None,
-        is_ddl=change.is_ddl,
-        type=change.event_type.value,
-        es=header.execute_time,
-        ts=ts,
-        sql=change.sql,
-        gtid=header.gtid,
-        sql_type=None,
-        mysql_type=None,
-        data=None,
-        old=None,
-    )
     if change.is_ddl or change.event_type not in _DML:
-        return message
+        return FlatMessage(
+            id=batch_id,
+            database=header.schema_name,
+            table=header.table_name,
+            pk_names=None,
+            is_ddl=change.is_ddl,
+            type=change.event_type.value,
+            es=header.execute_time,
+            ts=ts,
+            sql=change.sql,
+            gtid=header.gtid,
+            sql_type=None,
+            mysql_type=None,
+            data=None,
+            old=None,
+        )
     sql_type: dict[str, int] = {}
     mysql_type: dict[str, str] = {}
     data: list[RowDict] = []
     old: list[RowDict] = []
     pk_names: list[str] | None = None
-    for index, row_data in enumerate(change.row_datas):
-        is_delete = change.event_type is EventType.DELETE
-        columns = row_data.before if is_delete else row_data.after
-        if index == 0:
-            pk_names = [c.name for c in columns if c.is_key] or None
-        row: RowDict = {}
-        for column in columns:
-            sql_type[column.name] = column.sql_type
-            mysql_type[column.name] = column.mysql_type
-            row[column.name] = _text(column)
-        if row:
-            data.append(row)
-        if change.event_type is EventType.UPDATE:
-            updated = {c.name for c in columns if c.updated}
-            old.append({c.name: _text(c) for c in row_data.before if c.name in updated})
-    return replace(
-        message,
+    is_delete = change.event_type is EventType.DELETE
+    is_update = change.event_type is EventType.UPDATE
+    rows = change.row_datas
+    if rows and hasattr(rows[0], "new_plan") and all(type(r) is type(rows[0]) for r in rows):
+        pk_names = _decoded_rows(rows, is_delete, is_update, sql_type, mysql_type, data, old)
+    else:
+        for index, row_data in enumerate(rows):
+            names, values, sql_types, mysql_types, keys = _image(row_data, is_delete)
+            if index == 0:
+                pk_names = [name for name, key in zip(names, keys, strict=True) if key] or None
+            sql_type.update(zip(names, sql_types, strict=True))
+            mysql_type.update(zip(names, mysql_types, strict=True))
+            row: RowDict = dict(zip(names, values, strict=True))
+            if row:
+                data.append(row)
+            if is_update:
+                old.append(_old_values(row_data, names, values))
+    return FlatMessage(
+        id=batch_id,
+        database=header.schema_name,
+        table=header.table_name,
         pk_names=tuple(pk_names) if pk_names else None,
+        is_ddl=False,
+        type=change.event_type.value,
+        es=header.execute_time,
+        ts=ts,
+        sql=change.sql,
+        gtid=header.gtid,
         sql_type=sql_type or None,
         mysql_type=mysql_type or None,
         data=tuple(data) or None,
@@ -152,6 +179,83 @@ def _convert(entry: Entry, change: RowChange, batch_id: int, ts: int) -> FlatMes
 
 def _text(column: Column) -> str | None:
     return None if column.is_null else column.value
+
+
+# One image as FlatMessage needs it: names, texts (None for NULL), sql types, MySQL types, keys.
+_Image = tuple[Sequence[str], Sequence[str | None], Sequence[int], Sequence[str], Sequence[bool]]
+
+
+def _decoded_rows(  # noqa: PLR0917  (fills the caller's collections, once per message)
+    rows: Sequence[Any],
+    is_delete: bool,
+    is_update: bool,
+    sql_type: dict[str, int],
+    mysql_type: dict[str, str],
+    data: list[RowDict],
+    old: list[RowDict],
+) -> list[str] | None:
+    """Rows straight from the parser (``bridge.parse.rows.DecodedRow``) carry their decoded
+    images (plan, values, sql types per image): read those rather than Column objects. Same
+    result as the generic loop: the last row's sql types win, MySQL types are per table
+    definition. Returns the key names."""
+    pk_names: list[str] | None = None
+    last_plan: Any = None
+    names: Sequence[str] = ()
+    for index, row_data in enumerate(rows):
+        if is_delete:
+            plan, values, sql_types = row_data.old_plan, row_data.old_values, row_data.old_types
+        else:
+            plan, values, sql_types = row_data.new_plan, row_data.new_values, row_data.new_types
+        if plan is None:
+            names = ()
+        else:
+            if plan is not last_plan:
+                last_plan, names = plan, plan.names
+                mysql_type.update(zip(names, plan.mysql_types, strict=True))
+            sql_type.update(zip(names, sql_types, strict=True))
+            if values:
+                data.append(dict(zip(names, values, strict=True)))
+            if index == 0:
+                pk_names = [n for n, key in zip(names, plan.keys, strict=True) if key] or None
+        if is_update:
+            old.append(_old_values(row_data, names, values))
+    return pk_names
+
+
+def _image(row_data: RowData, before: bool) -> _Image:
+    """The before (DELETE) or after image of a row, from its Columns."""
+    columns = row_data.before if before else row_data.after
+    return (
+        [c.name for c in columns],
+        [_text(c) for c in columns],
+        [c.sql_type for c in columns],
+        [c.mysql_type for c in columns],
+        [c.is_key for c in columns],
+    )
+
+
+def _old_values(row_data: Any, names: Sequence[str], values: Sequence[str | None]) -> RowDict:
+    """An UPDATE row's ``old``: the before-image texts of the columns whose value changed."""
+    if not hasattr(row_data, "old_plan"):
+        updated = {c.name for c in row_data.after if c.updated}
+        return {c.name: _text(c) for c in row_data.before if c.name in updated}
+    if row_data.old_plan is None:
+        return {}
+    before_names, before_values = row_data.old_plan.names, row_data.old_values
+    if before_names == names:
+        return {
+            name: old
+            for name, old, new in zip(names, before_values, values, strict=True)
+            if old != new
+        }
+    # Different present columns (MINIMAL/NOBLOB images): a column absent before is updated.
+    olds = dict(zip(before_names, before_values, strict=True))
+    updated = {
+        name
+        for name, new in zip(names, values, strict=True)
+        if name not in olds or olds[name] != new
+    }
+    return {name: old for name, old in olds.items() if name in updated}
 
 
 def partition_message(

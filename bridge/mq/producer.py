@@ -53,6 +53,10 @@ DEFAULT_MESSAGE_TIMEOUT_MS = 30_000
 SEND_GRACE_S = 5.0
 # Flush in slices this long so that a stop request is seen quickly.
 FLUSH_SLICE_S = 0.2
+# Delivery reports are served every this many records while producing (and then by the
+# flush): a poll per record releases the GIL each time, handing it to the parser thread for
+# up to the interpreter's switch interval.
+POLL_EVERY = 500
 # The same librdkafka error (broker down, ...) is logged at WARNING at most this often.
 REPEAT_LOG_INTERVAL_S = 60.0
 
@@ -216,8 +220,10 @@ class KafkaProducer:
         outcome = _BatchOutcome(len(records), self.max_message_bytes)
         try:
             # Step 1
-            for record in records:
+            for index, record in enumerate(records, 1):
                 self._produce(client, record, outcome, deadline, cancel)
+                if index % POLL_EVERY == 0:
+                    client.poll(0)
             # Step 2
             while outcome.pending > 0 and outcome.error is None and self._fatal is None:
                 left = deadline - self._clock()
@@ -270,7 +276,6 @@ class KafkaProducer:
                     headers=list(record.headers),
                     on_delivery=outcome.on_delivery,
                 )
-                client.poll(0)
                 return
             except BufferError:
                 # The queue is full: wait for reports to make room (blocking, no busy loop).

@@ -8,6 +8,11 @@ and the GTID of its transaction.
 Row images are decoded by a ``RowDecoder`` built once per table id and TABLE_MAP definition
 (``bridge.parse.rows``) straight from the event's raw bytes, so the library's own value
 conversion never runs.
+
+The hot events arrive as ``RawEvent`` bytes (``bridge.parse.framing``) and are read here without
+the library: rows events, TABLE_MAP (parsed by the library once per distinct definition, then
+cached by its bytes), XID and MariaDB GTID. ``convert_raw`` returns None for the others, which
+the parser hands to mysql-replication's classes and then to ``convert``.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from pymysqlreplication import event as binlog_event
 from pymysqlreplication import row_event
 
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange
+from bridge.parse.construct import slotted_constructor
 from bridge.parse.ddl import classify_ddl, is_transaction_control
 from bridge.parse.exceptions import SchemaMismatch
+from bridge.parse.framing import HEADER_SIZE, RawEvent
 from bridge.parse.rows import RowDecoder, RowsKind
 from bridge.parse.schema import LiveSchema
 from bridge.parse.table_map import build_table_meta
@@ -50,6 +57,36 @@ WANTED_EVENTS: tuple[type[Any], ...] = (
 )
 
 
+# Raw event type codes (MySQL's Log_event_type, MariaDB's additions).
+QUERY_EVENT = 2
+ROTATE_EVENT = 4
+FORMAT_DESCRIPTION_EVENT = 15
+XID_EVENT = 16
+TABLE_MAP_EVENT = 19
+HEARTBEAT_EVENT = 27
+GTID_EVENT = 33
+MARIADB_GTID_EVENT = 162
+# The events the library still parses for us; every other type not decoded here is skipped.
+LIBRARY_TYPES = frozenset(
+    {QUERY_EVENT, ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT, HEARTBEAT_EVENT, GTID_EVENT}
+)
+# type code -> (event type, rows kind, default post-header length)
+_RAW_ROWS: dict[int, tuple[EventType, RowsKind, int]] = {
+    23: (EventType.INSERT, "insert", 8),
+    24: (EventType.UPDATE, "update", 8),
+    25: (EventType.DELETE, "delete", 8),
+    30: (EventType.INSERT, "insert", 10),
+    31: (EventType.UPDATE, "update", 10),
+    32: (EventType.DELETE, "delete", 10),
+}
+_V2_ROWS = frozenset({30, 31, 32})
+# Positional constructors of the model classes, all fields in order (see bridge.parse.construct).
+_new_header = slotted_constructor(Header)
+_new_entry = slotted_constructor(Entry)
+_new_row_change = slotted_constructor(RowChange)
+_MAX_TABLE_MAPS = 4096  # distinct TABLE_MAP definitions cached by their bytes
+
+
 @dataclass(slots=True)
 class _CachedTable:
     source: object  # the library's Table object the decoder was built from
@@ -67,6 +104,9 @@ class EventConverter:
         self._journal = journal_name
         self._gtid = ""
         self._tables: dict[int, _CachedTable] = {}
+        # Raw path: table id -> decoder of its latest TABLE_MAP, and TABLE_MAP bytes -> decoder.
+        self._raw_tables: dict[int, _CachedTable] = {}
+        self._table_maps: dict[bytes, _CachedTable] = {}
 
     @property
     def journal_name(self) -> str:
@@ -80,7 +120,10 @@ class EventConverter:
         if isinstance(event, binlog_event.RotateEvent):
             self._journal = event.next_binlog
             if event.timestamp:
-                self._tables.clear()  # a real rotation may follow a restart: table ids restart
+                # A real rotation may follow a restart: table ids restart.
+                self._tables.clear()
+                self._raw_tables.clear()
+                self._table_maps.clear()
             return []
         if isinstance(event, binlog_event.MariadbGtidEvent):
             self._gtid = event.gtid
@@ -98,22 +141,104 @@ class EventConverter:
             return [self._heartbeat(event)]
         return []
 
+    def convert_raw(
+        self,
+        raw: RawEvent,
+        parse_table_map: Any,
+        post_header_lengths: bytes | None = None,
+    ) -> list[Entry] | None:
+        """The entries of one raw event, or None when the library should parse it
+        (``LIBRARY_TYPES``). ``parse_table_map(bytes)`` gives the library's TableMapEvent of a
+        TABLE_MAP not seen before."""
+        code = raw.type_code
+        rows = _RAW_ROWS.get(code)
+        if rows is not None:
+            return self._raw_rows_entry(raw, code, *rows, post_header_lengths)
+        if code == TABLE_MAP_EVENT:
+            self._raw_table_map(raw, parse_table_map)
+            return []
+        if code == XID_EVENT:
+            xid = int.from_bytes(raw.data[HEADER_SIZE : HEADER_SIZE + 8], "little")
+            return [self._entry(raw, EntryType.TRANSACTIONEND, transaction_id=str(xid))]
+        if code == MARIADB_GTID_EVENT:
+            data = raw.data
+            seq_no = int.from_bytes(data[HEADER_SIZE : HEADER_SIZE + 8], "little")
+            domain_id = int.from_bytes(data[HEADER_SIZE + 8 : HEADER_SIZE + 12], "little")
+            self._gtid = f"{domain_id}-{raw.server_id}-{seq_no}"
+            if data[HEADER_SIZE + 12] & MARIADB_GTID_STANDALONE:
+                return []
+            return [self._entry(raw, EntryType.TRANSACTIONBEGIN)]
+        return None if code in LIBRARY_TYPES else []
+
+    def _raw_table_map(self, raw: RawEvent, parse_table_map: Any) -> None:
+        key = raw.data[HEADER_SIZE : raw.body_end]
+        cached = self._table_maps.get(key)
+        if cached is None:
+            event = parse_table_map(raw.data)
+            if event is None:
+                return
+            table = event.get_table()
+            cached = self._build_decoder(table, _null_bitmask(table))
+            if len(self._table_maps) >= _MAX_TABLE_MAPS:
+                self._table_maps.clear()
+            self._table_maps[key] = cached
+        self._raw_tables[int.from_bytes(key[:6], "little")] = cached
+
+    def _raw_rows_entry(  # noqa: PLR0917  (one call site, the row kinds table spread out)
+        self,
+        raw: RawEvent,
+        code: int,
+        event_type: EventType,
+        kind: RowsKind,
+        post_header: int,
+        post_header_lengths: bytes | None,
+    ) -> list[Entry]:
+        data = raw.data
+        cached = self._raw_tables.get(int.from_bytes(data[HEADER_SIZE : HEADER_SIZE + 6], "little"))
+        if cached is None:
+            return []  # no TABLE_MAP seen for it (the library skips such events too)
+        if post_header_lengths is not None and len(post_header_lengths) >= code:
+            post_header = max(post_header, post_header_lengths[code - 1])
+        pos = HEADER_SIZE + post_header
+        if code in _V2_ROWS:
+            extra = int.from_bytes(data[HEADER_SIZE + 8 : HEADER_SIZE + 10], "little")
+            pos += max(0, extra - 2)
+        columns, pos = _length_coded(data, pos)
+        return [
+            self._decoded_entry(
+                raw,
+                cached.decoder,
+                event_type,
+                kind,
+                body=data[pos : raw.body_end],
+                column_count=columns,
+            )
+        ]
+
     # -------------------------------------------------------------------- pieces
 
-    def _header(self, event: Any, **fields: Any) -> Header:
+    def _header(
+        self,
+        event: Any,
+        schema_name: str = "",
+        table_name: str = "",
+        event_type: EventType | None = None,
+    ) -> Header:
         packet = event.packet
-        return Header(
-            logfile_name=self._journal,
-            logfile_offset=packet.log_pos - packet.event_size,
-            server_id=packet.server_id,
-            execute_time=event.timestamp * 1000,
-            gtid=self._gtid,
-            event_length=packet.event_size,
-            **fields,
+        return _new_header(
+            self._journal,
+            packet.log_pos - packet.event_size,
+            packet.server_id,
+            event.timestamp * 1000,
+            schema_name,
+            table_name,
+            event_type,
+            self._gtid,
+            packet.event_size,
         )
 
     def _entry(self, event: Any, entry_type: EntryType, transaction_id: str = "") -> Entry:
-        return Entry(self._header(event), entry_type, transaction_id=transaction_id)
+        return _new_entry(self._header(event), entry_type, None, transaction_id)
 
     def _heartbeat(self, event: Any) -> Entry:
         header = Header(
@@ -162,16 +287,19 @@ class EventConverter:
         table = event.table_map[event.table_id]
         cached = self._tables.get(event.table_id)
         if cached is None or cached.source is not table:
-            meta = build_table_meta(
-                table.schema,
-                table.table,
-                table.columns,
-                _null_bitmask(table),
-                self._live.columns(table.schema, table.table),
-            )
-            cached = _CachedTable(table, RowDecoder(meta, self._time_zone))
+            cached = self._build_decoder(table, _null_bitmask(table))
             self._tables[event.table_id] = cached
         return cached.decoder
+
+    def _build_decoder(self, table: Any, null_bitmask: bytes) -> _CachedTable:
+        meta = build_table_meta(
+            table.schema,
+            table.table,
+            table.columns,
+            null_bitmask,
+            self._live.columns(table.schema, table.table),
+        )
+        return _CachedTable(table, RowDecoder(meta, self._time_zone))
 
     def _rows_entry(self, event: Any, event_type: EventType, kind: RowsKind) -> Entry:
         decoder = self._decoder(event)
@@ -180,6 +308,20 @@ class EventConverter:
         if kind == "update":
             bitmaps += event.columns_present_bitmap2
         body = bitmaps + event.packet.read(event.event_size - event.packet.read_bytes)
+        return self._decoded_entry(
+            event, decoder, event_type, kind, body=body, column_count=event.number_of_columns
+        )
+
+    def _decoded_entry(
+        self,
+        event: Any,
+        decoder: RowDecoder,
+        event_type: EventType,
+        kind: RowsKind,
+        *,
+        body: bytes,
+        column_count: int,
+    ) -> Entry:
         header = self._header(
             event,
             schema_name=decoder.table.schema,
@@ -187,13 +329,22 @@ class EventConverter:
             event_type=event_type,
         )
         try:
-            rows = decoder.decode(kind, body, event.number_of_columns)
+            rows = decoder.decode(kind, body, column_count)
         except SchemaMismatch as exc:
             raise SchemaMismatch(
                 f"{exc} (binlog position {header.logfile_name}:{header.logfile_offset})"
             ) from exc
-        change = RowChange(event_type, row_datas=rows)
-        return Entry(header, EntryType.ROWDATA, row_change=change)
+        change = _new_row_change(event_type, False, "", "", rows)
+        return _new_entry(header, EntryType.ROWDATA, change, "")
+
+
+def _length_coded(data: bytes, pos: int) -> tuple[int, int]:
+    """A length-coded integer at ``pos`` and the position after it."""
+    first = data[pos]
+    if first < 251:
+        return first, pos + 1
+    size = {252: 2, 253: 3, 254: 8}.get(first, 0)
+    return int.from_bytes(data[pos + 1 : pos + 1 + size], "little"), pos + 1 + size
 
 
 def _null_bitmask(table: Any) -> bytes:

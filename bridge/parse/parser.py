@@ -16,12 +16,21 @@ from collections.abc import Iterator
 from typing import Any
 
 import pymysql
-from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication import BinLogStreamReader, row_event
+from pymysqlreplication import event as binlog_event
 
 from bridge.config import SourceConfig
 from bridge.entry import Entry, EntryType
 from bridge.parse.convert import WANTED_EVENTS, EventConverter
 from bridge.parse.exceptions import BinlogPurged, SourceUnreachable
+from bridge.parse.framing import (
+    EventReader,
+    LibraryEvents,
+    RawEvent,
+    connect,
+    follow,
+    reconnect,
+)
 from bridge.parse.schema import LiveSchema
 from bridge.parse.source import (
     SourceFacts,
@@ -33,6 +42,11 @@ from bridge.parse.source import (
 from bridge.position import EntryPosition, position_of, resume_position_after
 
 log = logging.getLogger(__name__)
+
+# The library classes LibraryEvents may build: what the converter wants, plus the format
+# description (post-header lengths); and TABLE_MAP alone, for definitions not seen before.
+_ALLOWED = frozenset({*WANTED_EVENTS, binlog_event.FormatDescriptionEvent})
+_TABLE_MAP_ONLY = frozenset({row_event.TableMapEvent})
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
@@ -102,14 +116,27 @@ class BinlogParser:
                 self._stopping.wait(delay)
 
     def _dump(self, facts: SourceFacts, start: EntryPosition) -> Iterator[Entry]:
+        """mysql-replication connects and sends the dump command; the events are then framed
+        by ``EventReader``, the hot ones decoded by the converter from their bytes and the
+        rest parsed by the library's own classes."""
         stream = self._open_stream(facts, start)
+        library = LibraryEvents(stream, _ALLOWED)
+        tables = LibraryEvents(stream, _TABLE_MAP_ONLY)
         try:
             with open_connection(self._source) as conn:
                 converter = EventConverter(
                     LiveSchema(conn), facts.time_zone, start.journal_name or ""
                 )
-                for event in self._events(stream, start):
-                    yield from converter.convert(event)
+                wanted = frozenset(WANTED_EVENTS)
+                for raw in self._events(stream, start):
+                    entries = converter.convert_raw(raw, tables.build, library.post_header_lengths)
+                    if entries is None:
+                        event = library.build(raw.data, stream.table_map)
+                        tables.post_header_lengths = library.post_header_lengths
+                        if event is None or type(event) not in wanted:
+                            continue
+                        entries = converter.convert(event)
+                    yield from entries
         finally:
             with self._lock:
                 self._stream = None
@@ -140,28 +167,43 @@ class BinlogParser:
             self._stream = stream
         return stream
 
-    def _events(self, stream: BinLogStreamReader, start: EntryPosition) -> Iterator[Any]:
-        while not self._stopping.is_set():
-            try:
-                event = stream.fetchone()
-            except pymysql.MySQLError as exc:
-                if self._stopping.is_set():
-                    return
-                code = exc.args[0] if exc.args else 0
-                if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
-                    raise BinlogPurged(start, str(exc.args[-1])) from exc
-                raise translate_error(exc, self._source) from exc
-            except (OSError, AttributeError, struct_error_types()) as exc:
-                if self._stopping.is_set():
-                    return
-                raise SourceUnreachable(
-                    f"lost the binlog stream from {self._source.address}: {exc}"
-                ) from exc
-            if event is None:
-                raise SourceUnreachable(
-                    f"the source {self._source.address} ended the binlog stream"
-                )
-            yield event
+    def _events(self, stream: BinLogStreamReader, start: EntryPosition) -> Iterator[RawEvent]:
+        try:
+            reader = EventReader(connect(stream))
+            checksum = LibraryEvents(stream, _ALLOWED).checksum
+            reconnected = False
+            while not self._stopping.is_set():
+                try:
+                    data = reader.next_event()
+                except OSError:
+                    # The dump connection alone was lost: reconnect it once from the last
+                    # event, as mysql-replication does; a second loss in a row goes to the
+                    # retry loop of entries(), with its back-off.
+                    if reconnected or self._stopping.is_set():
+                        raise
+                    reader, reconnected = EventReader(reconnect(stream)), True
+                    continue
+                if data is None:
+                    raise SourceUnreachable(
+                        f"the source {self._source.address} ended the binlog stream"
+                    )
+                raw = RawEvent(data, checksum)
+                follow(stream, raw)
+                reconnected = False
+                yield raw
+        except pymysql.MySQLError as exc:
+            if self._stopping.is_set():
+                return
+            code = exc.args[0] if exc.args else 0
+            if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+                raise BinlogPurged(start, str(exc.args[-1])) from exc
+            raise translate_error(exc, self._source) from exc
+        except (OSError, ValueError, AttributeError, struct_error_types()) as exc:
+            if self._stopping.is_set():
+                return
+            raise SourceUnreachable(
+                f"lost the binlog stream from {self._source.address}: {exc}"
+            ) from exc
 
 
 def struct_error_types() -> type[Exception]:

@@ -26,7 +26,7 @@ over; the message names the table, and the caller adds the binlog position.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from datetime import tzinfo
 from typing import Any, Literal
@@ -60,22 +60,6 @@ class ColumnCountMismatch(RowDecodeError):
             f"table definition has {len(table.columns)} ({listed}); the table was probably "
             "altered since this definition was loaded"
         )
-
-
-def _row_factory() -> Callable[[tuple[Column, ...], tuple[Column, ...]], RowData]:
-    """``RowData(before, after)`` without the frozen dataclass ``__init__`` (see below)."""
-    if tuple(f.name for f in fields(RowData)) != ("before", "after"):
-        return RowData
-    set_before, set_after = (getattr(RowData, n).__set__ for n in ("before", "after"))
-    new = object.__new__
-
-    def make(before: tuple[Column, ...], after: tuple[Column, ...]) -> RowData:
-        row: RowData = new(RowData)
-        set_before(row, before)
-        set_after(row, after)
-        return row
-
-    return make
 
 
 def _column_factory() -> Callable[..., Column]:
@@ -114,7 +98,6 @@ def _column_factory() -> Callable[..., Column]:
 
 
 new_column = _column_factory()
-new_row = _row_factory()
 
 
 def _failing(error: UnsupportedColumnType) -> ValueDecoder:
@@ -128,15 +111,192 @@ def _failing(error: UnsupportedColumnType) -> ValueDecoder:
 
 
 class _Plan:
-    """What to do for one present-columns bitmap."""
+    """What to do for one present-columns bitmap, and what a row image of it looks like."""
 
-    __slots__ = ("columns", "indexes", "null_bytes")
+    __slots__ = ("columns", "indexes", "keys", "mysql_types", "names", "null_bytes", "read")
 
     def __init__(self, steps: tuple[tuple[Any, ...], ...]) -> None:
         # Per present column: (decoder, index, name, is_key, mysql_type, null sql_type).
         self.columns = steps
         self.indexes = tuple(step[1] for step in steps)
+        self.names: tuple[str, ...] = tuple(step[2] for step in steps)
+        self.keys: tuple[bool, ...] = tuple(step[3] for step in steps)
+        self.mysql_types: tuple[str, ...] = tuple(step[4] for step in steps)
         self.null_bytes = (len(steps) + 7) // 8
+        self.read: ImageReader = _image_reader(steps, self.null_bytes)
+
+
+# (data, pos) -> (values, sql types, position after the image)
+ImageReader = Callable[[bytes, int], tuple[tuple[str | None, ...], tuple[int, ...], int]]
+
+
+def _image_reader(steps: tuple[tuple[Any, ...], ...], null_bytes: int) -> ImageReader:
+    """Straight-line code reading one image of these columns: the NULL bitmap once, then per
+    column an inlined NULL test and a call of its value decoder; no loop, no tuple unpacking
+    per column. Generated once per table definition and present-columns bitmap."""
+    lines = ["def read(data, pos):", f"    end = pos + {null_bytes}"]
+    lines.append("    if end > len(data):\n        raise IndexError(end)")
+    if null_bytes == 1:
+        lines.append("    nulls = data[pos]")
+    else:
+        lines.append("    nulls = from_bytes(data[pos:end], 'little')")
+    lines.append("    pos = end")
+    namespace: dict[str, Any] = {"from_bytes": int.from_bytes}
+    for i, step in enumerate(steps):
+        namespace[f"d{i}"], namespace[f"n{i}"] = step[0], step[5]
+        lines += [
+            f"    if nulls & {1 << i}:",
+            f"        v{i} = None",
+            f"        t{i} = n{i}",
+            "    else:",
+            f"        v{i}, t{i}, pos = d{i}(data, pos)",
+        ]
+    values = "".join(f"v{i}, " for i in range(len(steps)))
+    types = "".join(f"t{i}, " for i in range(len(steps)))
+    lines.append(f"    return ({values}), ({types}), pos")
+    exec("\n".join(lines), namespace)  # our own generated source
+    reader: ImageReader = namespace["read"]
+    return reader
+
+
+# One decoded image: its plan, the values (None for NULL) and the sql types, column by column.
+Image = tuple[_Plan, tuple[str | None, ...], tuple[int, ...]]
+
+_BEFORE = RowData.__dict__["before"]  # RowData's own slots, where DecodedRow caches Columns
+_AFTER = RowData.__dict__["after"]
+
+
+class DecodedRow(RowData):
+    """A ``RowData`` holding its images as decoded values; the ``Column`` objects are made the
+    first time ``before`` / ``after`` is read (then kept).
+
+    Building eight-field Columns for every value was the largest cost of decoding, and most
+    rows never need them: the FlatMessage builder reads the images directly. Values and types
+    are tuples of strings and ints, which the garbage collector stops tracking, so rows waiting
+    in the store cost little at each collection. A DecodedRow is equal to the ``RowData`` with
+    the same Columns.
+    """
+
+    __slots__ = ("new_plan", "new_types", "new_values", "old_plan", "old_types", "old_values")
+
+    # Each image: its plan (None: the row has no such image), values and sql types.
+    old_plan: _Plan | None
+    old_values: tuple[str | None, ...]
+    old_types: tuple[int, ...]
+    new_plan: _Plan | None
+    new_values: tuple[str | None, ...]
+    new_types: tuple[int, ...]
+
+    @property
+    def old_image(self) -> Image | None:
+        plan = self.old_plan
+        return None if plan is None else (plan, self.old_values, self.old_types)
+
+    @property
+    def new_image(self) -> Image | None:
+        plan = self.new_plan
+        return None if plan is None else (plan, self.new_values, self.new_types)
+
+    @property
+    def before(self) -> tuple[Column, ...]:
+        try:
+            columns: tuple[Column, ...] = _BEFORE.__get__(self)
+        except AttributeError:
+            old = self.old_image
+            columns = _columns(old, False) if old is not None else ()
+            _BEFORE.__set__(self, columns)
+        return columns
+
+    @property
+    def after(self) -> tuple[Column, ...]:
+        try:
+            columns: tuple[Column, ...] = _AFTER.__get__(self)
+        except AttributeError:
+            new, old = self.new_image, self.old_image
+            if new is None:
+                columns = ()
+            elif old is None:
+                columns = _columns(new, True)
+            else:
+                columns = _updated_columns(new, old)
+            _AFTER.__set__(self, columns)
+        return columns
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RowData):
+            return (self.before, self.after) == (other.before, other.after)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.before, self.after))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return RowData, (self.before, self.after)
+
+
+_NO_VALUES: tuple[Any, ...] = ()
+_setters = {name: DecodedRow.__dict__[name].__set__ for name in DecodedRow.__slots__}
+_set_old_plan, _set_old_values, _set_old_types = (
+    _setters["old_plan"],
+    _setters["old_values"],
+    _setters["old_types"],
+)
+_set_new_plan, _set_new_values, _set_new_types = (
+    _setters["new_plan"],
+    _setters["new_values"],
+    _setters["new_types"],
+)
+
+
+def decoded_row(  # noqa: PLR0917  (positional on purpose: this runs once per row)
+    old_plan: _Plan | None,
+    old_values: tuple[str | None, ...],
+    old_types: tuple[int, ...],
+    new_plan: _Plan | None,
+    new_values: tuple[str | None, ...],
+    new_types: tuple[int, ...],
+) -> DecodedRow:
+    row: DecodedRow = object.__new__(DecodedRow)
+    _set_old_plan(row, old_plan)
+    _set_old_values(row, old_values)
+    _set_old_types(row, old_types)
+    _set_new_plan(row, new_plan)
+    _set_new_values(row, new_values)
+    _set_new_types(row, new_types)
+    return row
+
+
+def _columns(image: Image, updated: bool) -> tuple[Column, ...]:
+    """The Columns of an INSERT's after image (all ``updated``) or of a before image (none)."""
+    plan, values, types = image
+    make = new_column
+    return tuple(
+        [
+            make(index, sql_type, name, key, updated, value is None, value or "", mysql_type)
+            for (_, index, name, key, mysql_type, _), value, sql_type in zip(
+                plan.columns, values, types, strict=True
+            )
+        ]
+    )
+
+
+def _updated_columns(image: Image, before: Image) -> tuple[Column, ...]:
+    """The Columns of an UPDATE's after image: ``updated`` as canal's ``isUpdate``."""
+    plan, values, types = image
+    if plan is before[0]:
+        olds: Sequence[Any] = before[1]
+    else:
+        by_index = dict(zip(before[0].indexes, before[1], strict=True))
+        olds = [by_index.get(i, _MISSING) for i in plan.indexes]
+    make = new_column
+    return tuple(
+        [
+            make(index, sql_type, name, key, value != old, value is None, value or "", mysql_type)
+            for (_, index, name, key, mysql_type, _), value, sql_type, old in zip(
+                plan.columns, values, types, olds, strict=True
+            )
+        ]
+    )
 
 
 class RowDecoder:
@@ -220,27 +380,17 @@ class RowDecoder:
         return plan
 
     def _single(self, data: bytes, pos: int, plan: _Plan, after: bool) -> tuple[RowData, ...]:
-        """INSERT or DELETE rows: one image each, read and built in one pass."""
+        """INSERT or DELETE rows: one image each."""
         rows = []
         end = len(data)
-        steps = plan.columns
-        size = plan.null_bytes
-        make = new_column
-        from_bytes = int.from_bytes
+        read = plan.read
+        none = _NO_VALUES
         while pos < end:
-            nulls = from_bytes(data[pos : pos + size], "little")
-            pos += size
-            columns: list[Column] = []
-            add = columns.append
-            for decode, index, name, key, mysql_type, null_type in steps:
-                if nulls & 1:
-                    add(make(index, null_type, name, key, after, True, "", mysql_type))
-                else:
-                    value, sql_type, pos = decode(data, pos)
-                    add(make(index, sql_type, name, key, after, False, value, mysql_type))
-                nulls >>= 1
-            image = tuple(columns)
-            rows.append(new_row((), image) if after else new_row(image, ()))
+            values, types, pos = read(data, pos)
+            if after:
+                rows.append(decoded_row(None, none, none, plan, values, types))
+            else:
+                rows.append(decoded_row(plan, values, types, None, none, none))
         self._check_end(pos, end)
         return tuple(rows)
 
@@ -249,59 +399,15 @@ class RowDecoder:
     ) -> tuple[RowData, ...]:
         rows = []
         end = len(data)
-        read = self._read_image
-        make = new_column
-        aligned = before_plan.indexes == after_plan.indexes
+        read_old, read_new = before_plan.read, after_plan.read
         while pos < end:
-            old_values, old_types, pos = read(data, pos, before_plan)
-            new_values, new_types, pos = read(data, pos, after_plan)
-            before = tuple(
-                [
-                    make(index, sql_type, name, key, False, value is None, value or "", mtype)
-                    for (_, index, name, key, mtype, _), value, sql_type in zip(
-                        before_plan.columns, old_values, old_types, strict=True
-                    )
-                ]
+            old_values, old_types, pos = read_old(data, pos)
+            new_values, new_types, pos = read_new(data, pos)
+            rows.append(
+                decoded_row(before_plan, old_values, old_types, after_plan, new_values, new_types)
             )
-            if aligned:
-                olds = old_values
-            else:
-                by_index = dict(zip(before_plan.indexes, old_values, strict=True))
-                olds = [by_index.get(i, _MISSING) for i in after_plan.indexes]
-            after = tuple(
-                [
-                    make(index, sql_type, name, key, value != old, value is None, value or "", mt)
-                    for (_, index, name, key, mt, _), value, sql_type, old in zip(
-                        after_plan.columns, new_values, new_types, olds, strict=True
-                    )
-                ]
-            )
-            rows.append(new_row(before, after))
         self._check_end(pos, end)
         return tuple(rows)
-
-    @staticmethod
-    def _read_image(data: bytes, pos: int, plan: _Plan) -> tuple[list[str | None], list[int], int]:
-        """One image: its values (``None`` for NULL), sql types and the position after it."""
-        size = plan.null_bytes
-        nulls = int.from_bytes(data[pos : pos + size], "little")
-        if pos + size > len(data):
-            raise IndexError(pos + size)
-        pos += size
-        values: list[str | None] = []
-        types: list[int] = []
-        add_value = values.append
-        add_type = types.append
-        for decode, _, _, _, _, null_type in plan.columns:
-            if nulls & 1:
-                add_value(None)
-                add_type(null_type)
-            else:
-                value, sql_type, pos = decode(data, pos)
-                add_value(value)
-                add_type(sql_type)
-            nulls >>= 1
-        return values, types, pos
 
     def _check_end(self, pos: int, end: int) -> None:
         if pos != end:

@@ -675,6 +675,17 @@ def text_decoder(col: ColumnMeta) -> TextDecoder | None:
     return decode
 
 
+def _plain_codec(col: ColumnMeta) -> str | None:
+    """The Python codec of a text column that ``bytes.decode(codec, "replace")`` renders
+    (None for MySQL's latin1, which has a table of its own); call after ``text_decoder``."""
+    name = col.charset or "utf-8"
+    lowered = name.lower()
+    codec = _MYSQL_CHARSETS.get(lowered, lowered)
+    if codec is None or codec == "mysql-latin1":
+        return None
+    return codecs.lookup(codec).name
+
+
 def _prefixed(size: int) -> Callable[[bytes, int], tuple[int, int]]:
     """A reader of a ``size``-byte little-endian length prefix -> (start, end) of the value."""
     if size == 1:
@@ -686,13 +697,21 @@ def _prefixed(size: int) -> Callable[[bytes, int], tuple[int, int]]:
             return pos + 1, end
 
         return one
-    unpack = {2: _U16, 3: _U24, 4: _U32}[size].unpack_from
+    if size == 3:
+        unpack3 = _U24.unpack_from
+
+        def three(data: bytes, pos: int) -> tuple[int, int]:
+            low, high = unpack3(data, pos)
+            end = pos + 3 + (low | high << 16)
+            if end > len(data):
+                raise _truncated(data, end)
+            return pos + 3, end
+
+        return three
+    unpack = {2: _U16, 4: _U32}[size].unpack_from
 
     def many(data: bytes, pos: int) -> tuple[int, int]:
-        length = 0
-        for shift, part in enumerate(unpack(data, pos)):
-            length |= part << (16 * shift)
-        end = pos + size + length
+        end = pos + size + unpack(data, pos)[0]
         if end > len(data):
             raise _truncated(data, end)
         return pos + size, end
@@ -705,32 +724,53 @@ def _string(text_type: int) -> DecoderFactory:
     declared byte length is below 256, else 2 bytes."""
 
     def factory(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
-        span = _prefixed(1 if col.max_length < 256 else 2)
-        text = text_decoder(col)
-        to_text, sql_type = (text, text_type) if text is not None else (_latin1, _T.BLOB)
-
-        def decode(data: bytes, pos: int) -> tuple[str, int, int]:
-            start, end = span(data, pos)
-            return to_text(data[start:end]), sql_type, end
-
-        return decode
+        return _prefixed_text(1 if col.max_length < 256 else 2, col, text_type)
 
     return factory
 
 
-def _blob(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
-    """BLOB/TEXT of every size (and MariaDB's JSON, a LONGTEXT)."""
-    if not 1 <= col.max_length <= 4:
-        raise UnsupportedColumnType(col, f"BLOB length prefix of {col.max_length} bytes")
-    span = _prefixed(col.max_length)
+def _prefixed_text(size: int, col: ColumnMeta, text_type: int) -> ValueDecoder:
+    """A length-prefixed value as text in the column's charset (``text_type``), or binary
+    bytes as ISO-8859-1 (BLOB). The prefix is read and the bytes decoded in one function:
+    strings are most of the values of a typical row."""
     text = text_decoder(col)
-    to_text, sql_type = (text, _T.CLOB) if text is not None else (_latin1, _T.BLOB)
+    to_text, sql_type = (text, text_type) if text is not None else (_latin1, _T.BLOB)
+    codec = _plain_codec(col) if text is not None else "latin-1"
+    if size == 1 and codec is not None:
+
+        def one(data: bytes, pos: int) -> tuple[str, int, int]:
+            start = pos + 1
+            end = start + data[pos]
+            if end > len(data):
+                raise _truncated(data, end)
+            return data[start:end].decode(codec, "replace"), sql_type, end
+
+        return one
+    if size in {2, 4} and codec is not None:
+        unpack = (_U16 if size == 2 else _U32).unpack_from
+
+        def many(data: bytes, pos: int) -> tuple[str, int, int]:
+            start = pos + size
+            end = start + unpack(data, pos)[0]
+            if end > len(data):
+                raise _truncated(data, end)
+            return data[start:end].decode(codec, "replace"), sql_type, end
+
+        return many
+    span = _prefixed(size)
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
         start, end = span(data, pos)
         return to_text(data[start:end]), sql_type, end
 
     return decode
+
+
+def _blob(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
+    """BLOB/TEXT of every size (and MariaDB's JSON, a LONGTEXT)."""
+    if not 1 <= col.max_length <= 4:
+        raise UnsupportedColumnType(col, f"BLOB length prefix of {col.max_length} bytes")
+    return _prefixed_text(col.max_length, col, _T.CLOB)
 
 
 def _geometry(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:

@@ -1,0 +1,57 @@
+"""Reading a benchmark topic back after a run: row counts, and append times per row id."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+from confluent_kafka import Consumer, TopicPartition
+
+from bench.measure import bootstrap
+
+
+def records(topic: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(broker timestamp ms, FlatMessage) of every record now in ``topic``, then stops."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap(),
+            "group.id": f"bench-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=30)
+        ends: dict[int, int] = {}
+        for partition in metadata.topics[topic].partitions:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+            if high > 0:
+                ends[partition] = high
+        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+        while ends:
+            batch = consumer.consume(1000, 5.0)
+            if not batch:
+                raise TimeoutError(f"{topic}: no records within 5s, {ends} left")
+            for message in batch:
+                if message.error() is not None:
+                    continue
+                partition = message.partition()
+                if message.offset() + 1 >= ends.get(partition, 0):
+                    ends.pop(partition, None)
+                yield message.timestamp()[1], orjson.loads(message.value())
+    finally:
+        consumer.close()
+
+
+def count_rows(topic: str) -> int:
+    return sum(len(message["data"] or ()) for _, message in records(topic))
+
+
+def append_times(topic: str) -> dict[int, int]:
+    """Row id -> the broker's append time (ms) of the record carrying it."""
+    times: dict[int, int] = {}
+    for timestamp, message in records(topic):
+        for row in message["data"] or ():
+            times[int(row["id"])] = timestamp
+    return times

@@ -1,0 +1,263 @@
+"""Measuring child processes: CPU seconds and peak RSS from /proc, the bridge as a child, the
+floors (``mariadb-binlog --raw`` and plain mysql-replication) on the same binlog range."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from confluent_kafka.admin import AdminClient, NewTopic
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ROWS_METRIC = re.compile(r'^canal_bridge_rows_total\{destination="([^"]+)"\} ([0-9.e+]+)$', re.M)
+
+
+def bootstrap() -> str:
+    return os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092")
+
+
+def mysql_address() -> tuple[str, int]:
+    env = os.environ
+    return env.get("CANAL_BRIDGE_MYSQL_HOST", "127.0.0.1"), int(
+        env.get("CANAL_BRIDGE_MYSQL_PORT", "13306")
+    )
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A process's CPU seconds (user + system, all threads) and peak RSS so far."""
+
+    cpu_s: float
+    peak_rss_mb: float
+
+
+def usage_of(pid: int) -> Usage:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    peak_kb = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            peak_kb = int(line.split()[1])
+    return Usage(cpu, peak_kb / 1024)
+
+
+def create_topic(topic: str, partitions: int = 1) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap()})
+    new = NewTopic(topic, partitions, 1, config={"message.timestamp.type": "LogAppendTime"})
+    admin.create_topics([new])[topic].result(30)
+
+
+def delete_topic(topic: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap()})
+    admin.delete_topics([topic])[topic].result(30)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class BridgeRun:
+    """``canal-bridge run`` as a child process, reading ``schema`` from a binlog position."""
+
+    workdir: Path
+    schema: str
+    topic: str
+    start: tuple[str, int] | None
+    batch_size: int = 1000
+    get_timeout_ms: int = 100
+    producer: dict[str, Any] | None = None
+    env: dict[str, str] | None = None
+    profile: Path | None = None  # py-spy collapsed stacks of the whole run, when set
+    # Run the bridge from this folder: its ``bridge`` package is imported from there (the
+    # working directory comes first on ``sys.path``), e.g. an older commit's to compare with.
+    root: Path | None = None
+
+    def __post_init__(self) -> None:
+        self.port = free_port()
+        self.name = f"bench{uuid.uuid4().hex[:6]}"
+        self.log = self.workdir / f"{self.name}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.profiler: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+
+    def config(self) -> Path:
+        host, port = mysql_address()
+        destination: dict[str, Any] = {
+            "name": self.name,
+            "source": {
+                "address": f"{host}:{port}",
+                "username": os.environ.get("CANAL_BRIDGE_MYSQL_USER", "canal"),
+                "password": "${CANAL_PASSWORD}",
+                "slave_id": 30000 + os.getpid() % 10000,
+            },
+            "filter": {"regex": self.schema + r"\..*"},
+            "batch_size": self.batch_size,
+            "get_timeout_ms": self.get_timeout_ms,
+            "mq": {"topic": self.topic},
+        }
+        if self.start is not None:
+            destination["start"] = {"journal_name": self.start[0], "position": self.start[1]}
+        config = {
+            "kafka": {"bootstrap_servers": bootstrap(), "producer": self.producer or {}},
+            "meta": {"store": "file", "dir": str(self.workdir / "meta" / self.name)},
+            "admin": {"listen": f"127.0.0.1:{self.port}"},
+            "destinations": [destination],
+        }
+        path = self.workdir / f"{self.name}.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return path
+
+    def start_process(self) -> None:
+        env = {
+            **os.environ,
+            "CANAL_PASSWORD": os.environ.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal"),
+            **(self.env or {}),
+        }
+        command = [sys.executable, "-m", "bridge.cli", "run", "--config", str(self.config())]
+        with self.log.open("wb") as out:
+            self.started_at = time.monotonic()
+            self.process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.root
+            )
+        if self.profile is not None:
+            spy = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(self.pid)]
+            spy += ["--format", "raw", "--threads", "--rate", "200", "-o", str(self.profile)]
+            self.profiler = subprocess.Popen(spy, stdout=subprocess.DEVNULL)
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def rows_acked(self) -> int:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2) as r:
+                text = r.read().decode()
+        except OSError:
+            return 0
+        match = ROWS_METRIC.search(text)
+        return int(float(match.group(2))) if match else 0
+
+    def wait_for_log(self, text: str, timeout_s: float = 60) -> float:
+        deadline = time.monotonic() + timeout_s
+        while text not in self.log.read_text():
+            self.check_alive()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no {text!r} in the bridge log within {timeout_s}s")
+            time.sleep(0.02)
+        return time.monotonic()
+
+    def wait_for_rows(self, expected: int, timeout_s: float) -> float:
+        """Blocks until ``expected`` rows are acked; returns when that was seen.
+
+        The metrics endpoint costs the bridge CPU, so it is asked rarely while much is left
+        (half the time the rest should take at the rate seen so far, at most 1 s) and every
+        20 ms near the end."""
+        deadline = time.monotonic() + timeout_s
+        began = time.monotonic()
+        while (acked := self.rows_acked()) < expected:
+            self.check_alive()
+            now = time.monotonic()
+            if now > deadline:
+                raise TimeoutError(f"{acked} of {expected} rows acked within {timeout_s}s")
+            rate = acked / (now - began) if acked else 0.0
+            wait = (expected - acked) / rate / 2 if rate else 0.2
+            time.sleep(min(1.0, max(0.02, wait)))
+        return time.monotonic()
+
+    def check_alive(self) -> None:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the bridge exited: {self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.profiler is not None:
+            self.profiler.send_signal(signal.SIGINT)
+            self.profiler.wait(60)
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(30)
+
+
+@dataclass(frozen=True)
+class FloorResult:
+    wall_s: float
+    cpu_s: float
+    rows: int
+    bytes: int
+
+
+def mariadb_binlog_floor(start: tuple[str, int], end: int) -> FloorResult:
+    """Read the binlog bytes ``start``..``end`` with ``mariadb-binlog --raw`` (to files)."""
+    host, port = mysql_address()
+    env = os.environ
+    with tempfile.TemporaryDirectory() as out:
+        command = [
+            "mariadb-binlog",
+            "--read-from-remote-server",
+            "--raw",
+            f"--host={host}",
+            f"--port={port}",
+            f"--user={env.get('CANAL_BRIDGE_MYSQL_USER', 'canal')}",
+            f"--password={env.get('CANAL_BRIDGE_MYSQL_PASSWORD', 'canal')}",
+            f"--start-position={start[1]}",
+            f"--stop-position={end}",
+            f"--result-file={out}/",
+            start[0],
+        ]
+        began = time.monotonic()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, rusage = os.wait4(process.pid, 0)
+        wall = time.monotonic() - began
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            assert process.stderr is not None
+            raise RuntimeError(f"mariadb-binlog failed: {process.stderr.read().decode()}")
+        size = sum(p.stat().st_size for p in Path(out).iterdir())
+    return FloorResult(wall, rusage.ru_utime + rusage.ru_stime, 0, size)
+
+
+def replication_floor(start: tuple[str, int], end: int, schema: str) -> FloorResult:
+    """Decode the rows of ``schema`` in ``start``..``end`` with plain mysql-replication (in a
+    child process, so that its CPU time is its own)."""
+    command = [
+        sys.executable,
+        "-m",
+        "bench.replication_floor",
+        start[0],
+        str(start[1]),
+        str(end),
+        schema,
+    ]
+    began = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, rusage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - began
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError("the mysql-replication floor failed")
+    rows = json.loads(output)["rows"]
+    return FloorResult(wall, rusage.ru_utime + rusage.ru_stime, rows, 0)

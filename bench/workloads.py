@@ -1,0 +1,187 @@
+"""The benchmark workloads of issue 7, loaded into a fresh schema of the local MariaDB.
+
+(a) mixed: 200k inserts in 1,000-row statements, then 100k single-row updates and 50k
+    single-row deletes, 1,000 statements per transaction, on the wide table;
+(b) 1M narrow rows in 1,000-row transactions;
+(c) one 500k-row transaction (wide table);
+(d) 100k one-row transactions (wide table).
+
+Sizes are multiplied by ``scale`` (``--scale 0.1`` for quick iterations). Statements go to the
+server 1,000 at a time as one multi-statement query, so that loading is not the slow part.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pymysql
+from pymysql.constants import CLIENT
+
+WIDE_TABLE = (
+    "CREATE TABLE {schema}.{table} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, qty INT, "
+    "note VARCHAR(64), price DECIMAL(12,2), at DATETIME(6), doc JSON)"
+)
+NARROW_TABLE = "CREATE TABLE {schema}.{table} (id BIGINT NOT NULL PRIMARY KEY, v INT)"
+STATEMENTS_PER_QUERY = 1000
+
+Connection = pymysql.connections.Connection  # type: ignore[type-arg]
+
+
+def connect(database: str | None = None) -> Connection:
+    env = os.environ
+    return pymysql.connect(
+        host=env.get("CANAL_BRIDGE_MYSQL_HOST", "127.0.0.1"),
+        port=int(env.get("CANAL_BRIDGE_MYSQL_PORT", "13306")),
+        user=env.get("CANAL_BRIDGE_MYSQL_ADMIN_USER", "bridge_admin"),
+        password=env.get("CANAL_BRIDGE_MYSQL_ADMIN_PASSWORD", "bridge_admin"),
+        database=database,
+        autocommit=True,
+        charset="utf8mb4",
+        client_flag=CLIENT.MULTI_STATEMENTS,
+    )
+
+
+def wide_values(i: int) -> str:
+    """One row of the wide table (explicit id ``i``), as SQL."""
+    return (
+        f"({i},{i * 7 % 100000},'order note {i} \u2713',{(i * 13) % 1000000}.{i % 100:02d},"
+        f"'2024-05-17 12:{i % 60:02d}:{i * 7 % 60:02d}.{i % 1000000:06d}',"
+        f'\'{{"sku": "A-{i}", "tags": ["x", "y"], "n": {i % 97}}}\')'
+    )
+
+
+def narrow_values(i: int) -> str:
+    return f"({i},{i * 31 % 1000003})"
+
+
+def multi_insert(schema: str, table: str, rows: range, values: Callable[[int], str]) -> str:
+    return f"INSERT INTO {schema}.{table} VALUES " + ",".join(values(i) for i in rows)
+
+
+def run_many(conn: Connection, statements: list[str]) -> None:
+    """Send ``statements`` as one multi-statement query and drain every result."""
+    with conn.cursor() as cur:
+        cur.execute(";".join(statements))
+        while cur.nextset():
+            pass
+
+
+def _chunks(total: int, size: int) -> Iterator[range]:
+    for start in range(1, total + 1, size):
+        yield range(start, min(start + size, total + 1))
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    title: str
+    table: str
+    ddl: str
+    row_changes: Callable[[float], int]
+    load: Callable[[Connection, str, float], None]
+
+
+def _n(count: int, scale: float) -> int:
+    return max(1, round(count * scale))
+
+
+def _load_mixed(conn: Connection, schema: str, scale: float) -> None:
+    inserts, updates, deletes = _n(200_000, scale), _n(100_000, scale), _n(50_000, scale)
+    for rows in _chunks(inserts, 1000):
+        run_many(conn, [multi_insert(schema, "orders", rows, wide_values)])
+    for keys in _chunks(updates, STATEMENTS_PER_QUERY):
+        sql = [
+            f"UPDATE {schema}.orders SET qty=qty+1, note='updated {k}', "
+            f"price=price+1.25 WHERE id={(k * 7919) % inserts + 1}"
+            for k in keys
+        ]
+        run_many(conn, ["BEGIN", *sql, "COMMIT"])
+    # Deletes take keys the updates may have touched too; each deletes one existing row.
+    for keys in _chunks(deletes, STATEMENTS_PER_QUERY):
+        sql = [f"DELETE FROM {schema}.orders WHERE id={k * 4 - 1}" for k in keys]
+        run_many(conn, ["BEGIN", *sql, "COMMIT"])
+
+
+def _mixed_changes(scale: float) -> int:
+    return _n(200_000, scale) + _n(100_000, scale) + _n(50_000, scale)
+
+
+def _load_narrow(conn: Connection, schema: str, scale: float) -> None:
+    batch: list[str] = []
+    for rows in _chunks(_n(1_000_000, scale), 1000):
+        batch.append(multi_insert(schema, "narrow", rows, narrow_values))
+        if len(batch) == 20:
+            run_many(conn, batch)
+            batch = []
+    if batch:
+        run_many(conn, batch)
+
+
+def _load_big_transaction(conn: Connection, schema: str, scale: float) -> None:
+    statements = [
+        multi_insert(schema, "orders", rows, wide_values)
+        for rows in _chunks(_n(500_000, scale), 1000)
+    ]
+    with conn.cursor() as cur:
+        cur.execute("BEGIN")
+        for sql in statements:
+            cur.execute(sql)
+        cur.execute("COMMIT")
+
+
+def _load_single_row_transactions(conn: Connection, schema: str, scale: float) -> None:
+    for rows in _chunks(_n(100_000, scale), STATEMENTS_PER_QUERY):
+        run_many(conn, [multi_insert(schema, "orders", range(i, i + 1), wide_values) for i in rows])
+
+
+WORKLOADS: dict[str, Workload] = {
+    "a": Workload(
+        "a",
+        "mixed: 200k inserts (1,000-row statements), 100k updates, 50k deletes",
+        "orders",
+        WIDE_TABLE,
+        _mixed_changes,
+        _load_mixed,
+    ),
+    "b": Workload(
+        "b",
+        "1M narrow rows in 1,000-row transactions",
+        "narrow",
+        NARROW_TABLE,
+        lambda scale: _n(1_000_000, scale),
+        _load_narrow,
+    ),
+    "c": Workload(
+        "c",
+        "one 500k-row transaction (wide rows)",
+        "orders",
+        WIDE_TABLE,
+        lambda scale: _n(500_000, scale),
+        _load_big_transaction,
+    ),
+    "d": Workload(
+        "d",
+        "100k one-row transactions (wide rows)",
+        "orders",
+        WIDE_TABLE,
+        lambda scale: _n(100_000, scale),
+        _load_single_row_transactions,
+    ),
+}
+
+
+def create_schema(conn: Connection, schema: str, workload: Workload) -> None:
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {schema}")
+        cur.execute(f"CREATE DATABASE {schema}")
+        cur.execute(workload.ddl.format(schema=schema, table=workload.table))
+
+
+def master_position(conn: Connection) -> tuple[str, int]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW MASTER STATUS")
+        row = cur.fetchone()
+    assert row is not None, "binary logging is off"
+    return str(row[0]), int(row[1])
