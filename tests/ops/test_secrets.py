@@ -99,6 +99,8 @@ def _failing_run(name: str, config: Path, tmp_path: Path, source: ThrowawayServe
     try:
         wait_until(lambda: "destination secretive" in log.read_text(), 30, "the run started")
         if name == "right":
+            # The row must come after the start position the parser takes (the binlog's end).
+            wait_until(lambda: "destination secretive reading" in log.read_text(), 30, "reading")
             conn = pymysql.connect(unix_socket=source.socket, user="root", autocommit=True)
             with conn.cursor() as cur:
                 cur.execute("INSERT INTO shop.t VALUES (%s, 'x')", (1000 + key,))
