@@ -331,12 +331,8 @@ def report(
     return "\n".join(lines) + "\n"
 
 
-def _bridge_env(items: list[str], gc_tuned: bool) -> dict[str, str]:
-    env = dict(item.split("=", 1) for item in items)
-    if gc_tuned:
-        path = [str(ROOT / "bench" / "gc_tuned"), str(ROOT), os.environ.get("PYTHONPATH", "")]
-        env["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
-    return env
+def _bridge_env(items: list[str]) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in items)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -362,11 +358,6 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="run the bridge package found in this folder (e.g. `git archive REV bridge`)",
     )
-    parser.add_argument(
-        "--gc-tuned",
-        action="store_true",
-        help="experiment: the bridge with gc.set_threshold(100_000, 50, 100) (bench/gc_tuned)",
-    )
     args = parser.parse_args(argv)
     names = sorted(WORKLOADS) if args.all else (args.workload or [])
     live = args.live or args.all
@@ -386,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
                     workdir,
                     profile=args.profile,
                     floors=not args.no_floors,
-                    env=_bridge_env(args.bridge_env, args.gc_tuned),
+                    env=_bridge_env(args.bridge_env),
                     root=args.bridge_root,
                 )
             )
@@ -397,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.txn_rows,
                 args.live_get_timeout_ms,
                 workdir,
-                _bridge_env(args.bridge_env, args.gc_tuned),
+                _bridge_env(args.bridge_env),
                 args.bridge_root,
             )
             print(f"[live] {live_result}", flush=True)
