@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
@@ -30,20 +31,16 @@ _U32 = struct.Struct("<I")
 
 def double_to_string(value: float) -> str:
     """``Double.toString(value)``."""
-    if math.isnan(value):
-        return "NaN"
-    if value == math.inf:
-        return "Infinity"
-    if value == -math.inf:
-        return "-Infinity"
-    if value == 0.0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    digits, exp = _shortest_double(abs(value))
-    return _java_layout(value < 0, digits, exp)
+    return _java_to_string(value, _shortest_double)
 
 
 def float_to_string(value: float) -> str:
     """``Float.toString(f)`` where ``value`` is the float32 ``f`` widened to a Python float."""
+    return _java_to_string(value, _shortest_float32)
+
+
+def _java_to_string(value: float, shortest: Callable[[float], tuple[str, int]]) -> str:
+    """Java's special values, then the shortest digits that round-trip, laid out as Java does."""
     if math.isnan(value):
         return "NaN"
     if value == math.inf:
@@ -52,7 +49,7 @@ def float_to_string(value: float) -> str:
         return "-Infinity"
     if value == 0.0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    digits, exp = _shortest_float32(abs(value))
+    digits, exp = shortest(abs(value))
     return _java_layout(value < 0, digits, exp)
 
 
