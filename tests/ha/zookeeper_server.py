@@ -14,16 +14,12 @@ sessions in tick-sized buckets.
 
 from __future__ import annotations
 
-import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
-from types import TracebackType
-
-import pytest
 
 from tests.integration.kafka_broker import free_port, kafka_libs
+from tests.throwaway import ThrowawayProcess
 
 
 def _ruok(port: int) -> bool:
@@ -35,20 +31,17 @@ def _ruok(port: int) -> bool:
         return False
 
 
-class ThrowawayZooKeeper:
+class ThrowawayZooKeeper(ThrowawayProcess):
+    name = "ZooKeeper"
+
     def __init__(self, workdir: Path, port: int | None = None, tick_ms: int = 500) -> None:
-        self.workdir = workdir
+        super().__init__(workdir)
         self.port = port or free_port()
         self.tick_ms = tick_ms
-        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def hosts(self) -> str:
         return f"127.0.0.1:{self.port}"
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
     def _configure(self) -> None:
         (self.workdir / "data").mkdir(parents=True, exist_ok=True)
@@ -103,36 +96,4 @@ class ThrowawayZooKeeper:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not self.running:
-                pytest.fail(f"throwaway ZooKeeper exited: see {self.workdir / 'stdout.log'}")
-            if _ruok(self.port):
-                return
-            time.sleep(0.1)
-        self.stop(kill=True)
-        pytest.fail(f"throwaway ZooKeeper not ready within {timeout_s} s: see {self.workdir}")
-
-    def stop(self, *, kill: bool = False, timeout_s: float = 30) -> None:
-        """Stop by PID: SIGKILL (a crash) or SIGTERM, then SIGKILL after ``timeout_s``."""
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
-
-    def __enter__(self) -> ThrowawayZooKeeper:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop(kill=True)
+        self.wait_ready(lambda: _ruok(self.port), timeout_s, self.workdir / "stdout.log")

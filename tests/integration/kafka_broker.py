@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import base64
 import os
-import signal
 import socket
 import subprocess
-import time
 import uuid
 from pathlib import Path
-from types import TracebackType
 
 import pytest
+
+from tests.throwaway import ThrowawayProcess
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,23 +45,20 @@ def port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-class ThrowawayKafka:
+class ThrowawayKafka(ThrowawayProcess):
     """One KRaft broker+controller on 127.0.0.1, state under ``workdir``."""
 
+    name = "Kafka"
+
     def __init__(self, workdir: Path, port: int | None = None) -> None:
-        self.workdir = workdir
+        super().__init__(workdir)
         self.port = port or free_port()
         self.controller_port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
         self._formatted = False
 
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
     def _java(self) -> list[str]:
         log4j = self.workdir / "log4j.properties"
@@ -147,38 +143,12 @@ class ThrowawayKafka:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not self.running:
-                pytest.fail(f"throwaway Kafka exited: see {self.workdir / 'stdout.log'}")
-            if "Kafka Server started" in log_file.read_text(errors="replace") and port_open(
-                self.port
-            ):
-                return
-            time.sleep(0.2)
-        self.stop(kill=True)
-        pytest.fail(f"throwaway Kafka not ready within {timeout_s} s: see {log_file}")
-
-    def stop(self, *, kill: bool = False, timeout_s: float = 60) -> None:
-        """Stop by PID: SIGKILL (a crash) or SIGTERM, then SIGKILL after ``timeout_s``."""
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
-
-    def __enter__(self) -> ThrowawayKafka:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop(kill=True)
+        self.wait_ready(
+            lambda: (
+                "Kafka Server started" in log_file.read_text(errors="replace")
+                and port_open(self.port)
+            ),
+            timeout_s,
+            log_file,
+            poll_s=0.2,
+        )
