@@ -33,15 +33,15 @@ from bridge.meta.exceptions import (
     MetaNotRunning,
     MetaWriteFailed,
 )
-from bridge.meta.flushing import PeriodicFlusher
-from bridge.position import LogPosition, PositionRange
+from bridge.meta.flushing import DelegatedBatches, PeriodicFlusher
+from bridge.position import LogPosition
 
 META_FILE = "meta.dat"
 
 log = logging.getLogger(__name__)
 
 
-class FileMixedMetaManager:
+class FileMixedMetaManager(DelegatedBatches):
     def __init__(
         self, delegate: MetaManager, directory: Path | str, flush_period_ms: int = 1000
     ) -> None:
@@ -176,27 +176,6 @@ class FileMixedMetaManager:
     def update_cursor(self, client: ClientIdentity, position: LogPosition) -> None:
         self._delegate.update_cursor(client, position)
         self._mark_dirty(client.destination)  # after the update: a flush never misses it
-
-    def add_batch(self, client: ClientIdentity, position_range: PositionRange) -> int:
-        return self._delegate.add_batch(client, position_range)
-
-    def get_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange | None:
-        return self._delegate.get_batch(client, batch_id)
-
-    def remove_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange:
-        return self._delegate.remove_batch(client, batch_id)
-
-    def get_first_batch(self, client: ClientIdentity) -> PositionRange | None:
-        return self._delegate.get_first_batch(client)
-
-    def get_last_batch(self, client: ClientIdentity) -> PositionRange | None:
-        return self._delegate.get_last_batch(client)
-
-    def list_all_batch_ids(self, client: ClientIdentity) -> list[int]:
-        return self._delegate.list_all_batch_ids(client)
-
-    def clear_all_batches(self, client: ClientIdentity) -> None:
-        self._delegate.clear_all_batches(client)
 
     def _check(self) -> None:
         if not self._running:

@@ -1,4 +1,5 @@
-"""Periodic flushing of changed keys: the part the file and ZooKeeper meta stores share.
+"""What the file and ZooKeeper meta stores share: periodic flushing of changed keys, and
+outstanding batches kept in the wrapped manager.
 
 Changed keys (destinations, or clients) are marked dirty; a background thread writes them every
 period, and ``stop()`` writes what is left. A failed write keeps its key dirty for the next
@@ -12,11 +13,41 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from bridge.meta.base import ClientIdentity, MetaManager
 from bridge.meta.exceptions import MetaError
+from bridge.position import PositionRange
 
 log = logging.getLogger(__name__)
 
 K = TypeVar("K", bound=Hashable)
+
+
+class DelegatedBatches:
+    """Outstanding batches stay in the wrapped manager's memory: a persistent store keeps
+    cursors only, as canal's mixed managers do, so these calls go straight through."""
+
+    _delegate: MetaManager
+
+    def add_batch(self, client: ClientIdentity, position_range: PositionRange) -> int:
+        return self._delegate.add_batch(client, position_range)
+
+    def get_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange | None:
+        return self._delegate.get_batch(client, batch_id)
+
+    def remove_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange:
+        return self._delegate.remove_batch(client, batch_id)
+
+    def get_first_batch(self, client: ClientIdentity) -> PositionRange | None:
+        return self._delegate.get_first_batch(client)
+
+    def get_last_batch(self, client: ClientIdentity) -> PositionRange | None:
+        return self._delegate.get_last_batch(client)
+
+    def list_all_batch_ids(self, client: ClientIdentity) -> list[int]:
+        return self._delegate.list_all_batch_ids(client)
+
+    def clear_all_batches(self, client: ClientIdentity) -> None:
+        self._delegate.clear_all_batches(client)
 
 
 class PeriodicFlusher(Generic[K]):

@@ -46,8 +46,8 @@ from bridge.meta.exceptions import (
     MetaNotRunning,
     MetaStoreUnavailable,
 )
-from bridge.meta.flushing import PeriodicFlusher
-from bridge.position import LogPosition, PositionRange
+from bridge.meta.flushing import DelegatedBatches, PeriodicFlusher
+from bridge.position import LogPosition
 
 DEFAULT_ROOT = "/otter/canal"
 REQUEST_TIMEOUT_S = 5.0
@@ -59,7 +59,7 @@ def _always(_destination: str) -> bool:
     return True
 
 
-class ZooKeeperMixedMetaManager:
+class ZooKeeperMixedMetaManager(DelegatedBatches):
     def __init__(
         self,
         delegate: MetaManager,
@@ -267,27 +267,6 @@ class ZooKeeperMixedMetaManager:
         self._loaded_for(client.destination)
         self._delegate.update_cursor(client, position)
         self._mark_dirty(client)  # after the update: a flush never misses it
-
-    def add_batch(self, client: ClientIdentity, position_range: PositionRange) -> int:
-        return self._delegate.add_batch(client, position_range)
-
-    def get_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange | None:
-        return self._delegate.get_batch(client, batch_id)
-
-    def remove_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange:
-        return self._delegate.remove_batch(client, batch_id)
-
-    def get_first_batch(self, client: ClientIdentity) -> PositionRange | None:
-        return self._delegate.get_first_batch(client)
-
-    def get_last_batch(self, client: ClientIdentity) -> PositionRange | None:
-        return self._delegate.get_last_batch(client)
-
-    def list_all_batch_ids(self, client: ClientIdentity) -> list[int]:
-        return self._delegate.list_all_batch_ids(client)
-
-    def clear_all_batches(self, client: ClientIdentity) -> None:
-        self._delegate.clear_all_batches(client)
 
     def _loaded_for(self, destination: str) -> None:
         if self._running:  # stopped: the delegate raises MetaNotRunning
