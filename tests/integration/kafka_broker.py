@@ -45,6 +45,18 @@ def port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _random_cluster_id() -> str:
+    """A UUID in URL-safe base64 without padding, as Kafka's own ``random-uuid`` prints it.
+
+    Like Kafka's ``Uuid.randomUuid``, draw again when it starts with '-': the storage tool
+    would read such an id as an option and refuse to format.
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 class ThrowawayKafka(ThrowawayProcess):
     """One KRaft broker+controller on 127.0.0.1, state under ``workdir``."""
 
@@ -109,8 +121,7 @@ class ThrowawayKafka(ThrowawayProcess):
                 ]
             )
         )
-        # Kafka's cluster ids are a UUID in URL-safe base64 without padding.
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = _random_cluster_id()
         subprocess.run(
             [
                 *self._java(),
