@@ -33,7 +33,7 @@ from bridge.meta.exceptions import (
     MetaNotRunning,
     MetaWriteFailed,
 )
-from bridge.meta.flushing import DelegatedBatches, PeriodicFlusher
+from bridge.meta.flushing import MixedMetaManager, PeriodicFlusher
 from bridge.position import LogPosition
 
 META_FILE = "meta.dat"
@@ -41,7 +41,7 @@ META_FILE = "meta.dat"
 log = logging.getLogger(__name__)
 
 
-class FileMixedMetaManager(DelegatedBatches):
+class FileMixedMetaManager(MixedMetaManager):
     def __init__(
         self, delegate: MetaManager, directory: Path | str, flush_period_ms: int = 1000
     ) -> None:
@@ -67,20 +67,6 @@ class FileMixedMetaManager(DelegatedBatches):
             raise
         self._running = True
         self._flusher.start()
-
-    def stop(self) -> None:
-        """Stop the flush thread, write what is dirty, stop the delegate (even if that fails)."""
-        if not self._running:
-            return
-        self._running = False
-        try:
-            self._flusher.stop()
-        finally:
-            self._delegate.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._running
 
     @property
     def flusher_alive(self) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from bridge.meta.base import ClientIdentity, MetaManager
 from bridge.meta.exceptions import MetaError
@@ -22,11 +22,29 @@ log = logging.getLogger(__name__)
 K = TypeVar("K", bound=Hashable)
 
 
-class DelegatedBatches:
-    """Outstanding batches stay in the wrapped manager's memory: a persistent store keeps
-    cursors only, as canal's mixed managers do, so these calls go straight through."""
+class MixedMetaManager:
+    """What canal's mixed managers (file, ZooKeeper) share: outstanding batches stay in the
+    wrapped manager's memory, since a persistent store keeps cursors only, so those calls go
+    straight through; cursors are written by a ``PeriodicFlusher``, and stopping writes what
+    is left before the wrapped manager stops."""
 
     _delegate: MetaManager
+    _flusher: PeriodicFlusher[Any]
+    _running: bool
+
+    def stop(self) -> None:
+        """Stop the flush thread, write what is dirty, stop the delegate (even if that fails)."""
+        if not self._running:
+            return
+        self._running = False
+        try:
+            self._flusher.stop()
+        finally:
+            self._delegate.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._running
 
     def add_batch(self, client: ClientIdentity, position_range: PositionRange) -> int:
         return self._delegate.add_batch(client, position_range)

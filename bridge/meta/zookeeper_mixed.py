@@ -46,7 +46,7 @@ from bridge.meta.exceptions import (
     MetaNotRunning,
     MetaStoreUnavailable,
 )
-from bridge.meta.flushing import DelegatedBatches, PeriodicFlusher
+from bridge.meta.flushing import MixedMetaManager, PeriodicFlusher
 from bridge.position import LogPosition
 
 DEFAULT_ROOT = "/otter/canal"
@@ -59,7 +59,7 @@ def _always(_destination: str) -> bool:
     return True
 
 
-class ZooKeeperMixedMetaManager(DelegatedBatches):
+class ZooKeeperMixedMetaManager(MixedMetaManager):
     def __init__(
         self,
         delegate: MetaManager,
@@ -92,20 +92,6 @@ class ZooKeeperMixedMetaManager(DelegatedBatches):
         self._loaded.clear()
         self._running = True
         self._flusher.start()
-
-    def stop(self) -> None:
-        """Stop the flush thread, write what is dirty, stop the delegate (even if that fails)."""
-        if not self._running:
-            return
-        self._running = False
-        try:
-            self._flusher.stop()
-        finally:
-            self._delegate.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._running
 
     # -- paths -------------------------------------------------------------------------------
 
