@@ -29,6 +29,7 @@ import orjson
 
 from bridge.entry import Column, Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.routing import PartitionRouter
+from bridge.parse.construct import slotted_constructor
 
 RowDict = dict[str, str | None]
 
@@ -100,6 +101,10 @@ class FlatMessage:
         return replace(self, data=tuple(data) or None, old=tuple(old) if old else None)
 
 
+# Positional, without the frozen dataclass __init__: one FlatMessage per rows event.
+_new_flat_message = slotted_constructor(FlatMessage)
+
+
 @dataclass(frozen=True, slots=True)
 class SourcedMessage:
     """A FlatMessage with the header of the entry it came from (for record headers, errors)."""
@@ -159,21 +164,21 @@ def _convert(entry: Entry, change: RowChange, batch_id: int, ts: int) -> FlatMes
                 data.append(row)
             if is_update:
                 old.append(_old_values(row_data, names, values))
-    return FlatMessage(
-        id=batch_id,
-        database=header.schema_name,
-        table=header.table_name,
-        pk_names=tuple(pk_names) if pk_names else None,
-        is_ddl=False,
-        type=change.event_type.value,
-        es=header.execute_time,
-        ts=ts,
-        sql=change.sql,
-        gtid=header.gtid,
-        sql_type=sql_type or None,
-        mysql_type=mysql_type or None,
-        data=tuple(data) or None,
-        old=tuple(old) or None,
+    return _new_flat_message(
+        batch_id,
+        header.schema_name,
+        header.table_name,
+        tuple(pk_names) if pk_names else None,
+        False,
+        change.event_type.value,
+        header.execute_time,
+        ts,
+        change.sql,
+        header.gtid,
+        sql_type or None,
+        mysql_type or None,
+        tuple(data) or None,
+        tuple(old) or None,
     )
 
 
@@ -200,6 +205,7 @@ def _decoded_rows(  # noqa: PLR0917  (fills the caller's collections, once per m
     definition. Returns the key names."""
     pk_names: list[str] | None = None
     last_plan: Any = None
+    last_types: Sequence[int] = ()
     names: Sequence[str] = ()
     for index, row_data in enumerate(rows):
         if is_delete:
@@ -210,9 +216,11 @@ def _decoded_rows(  # noqa: PLR0917  (fills the caller's collections, once per m
             names = ()
         else:
             if plan is not last_plan:
-                last_plan, names = plan, plan.names
+                last_plan, names, last_types = plan, plan.names, ()
                 mysql_type.update(zip(names, plan.mysql_types, strict=True))
-            sql_type.update(zip(names, sql_types, strict=True))
+            if sql_types != last_types:  # rows mostly repeat their types: skip the update
+                sql_type.update(zip(names, sql_types, strict=True))
+                last_types = sql_types
             if values:
                 data.append(dict(zip(names, values, strict=True)))
             if index == 0:

@@ -94,7 +94,10 @@ def message_key(message: FlatMessage) -> bytes:
     """
     if message.is_ddl or not message.data or not message.pk_names:
         return record_key(message.database, message.table)
-    keys = {tuple(row.get(name) for name in message.pk_names) for row in message.data}
+    pk_names, data = message.pk_names, message.data
+    if len(data) == 1:  # most rows events carry one row
+        return record_key(message.database, message.table, [data[0].get(n) for n in pk_names])
+    keys = {tuple(row.get(name) for name in pk_names) for row in data}
     if len(keys) != 1:
         return record_key(message.database, message.table)
     return record_key(message.database, message.table, next(iter(keys)))

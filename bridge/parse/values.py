@@ -66,6 +66,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from enum import IntEnum
+from types import SimpleNamespace
+from typing import Any
 
 from bridge.parse.exceptions import SchemaMismatch
 from bridge.parse.javafmt import big_decimal_plain, double_to_string, float_to_string
@@ -145,7 +147,9 @@ class DecodeOptions:
 
 DecoderFactory = Callable[[ColumnMeta, DecodeOptions], ValueDecoder]
 
-_T = JdbcType
+# java.sql.Types codes as plain ints: a JdbcType member costs an enum lookup per value, and
+# row images cross to the instance's process as marshal data, which takes ints, not enums.
+_T: Any = SimpleNamespace(**{t.name: t.value for t in JdbcType})
 _ZERO_DATETIME = "0000-00-00 00:00:00"
 
 _U8 = struct.Struct("<B")
@@ -525,28 +529,47 @@ def _datetime(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     return decode
 
 
+# "00".."99": hours, minutes and seconds of a DATETIME2 by index instead of a format each.
+_TWO_DIGITS = tuple(f"{i:02d}" for i in range(100))
+_DATE_CACHE_SIZE = 4096
+
+
 def _datetime2(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
+    """Rows share few dates: the "yyyy-mm-dd " part is cached per packed year-month-day."""
     fsp = _check_fsp(col)
-    unpack = _BE_U40.unpack_from
     fraction, frac_size = _fraction_reader(fsp)
     size = 5 + frac_size
+    dates: dict[int, str] = {}
+    two = _TWO_DIGITS
+    from_bytes = int.from_bytes
+    sql_type: int = _T.TIMESTAMP
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
-        high, low = unpack(data, pos)
-        intpart = ((high << 32) | low) - 0x8000000000
+        end = pos + size
+        if end > len(data):
+            raise _truncated(data, end)
+        intpart = from_bytes(data[pos : pos + 5], "big") - 0x8000000000
         if intpart == 0:
             text = _ZERO_DATETIME
         else:
             ymd = intpart >> 17
-            ym = ymd >> 5
+            date = dates.get(ymd)
+            if date is None:
+                ym = ymd >> 5
+                date = f"{ym // 13:04d}-{ym % 13:02d}-{ymd & 31:02d} "
+                if len(dates) < _DATE_CACHE_SIZE:
+                    dates[ymd] = date
             hms = intpart & 0x1FFFF
-            text = (
-                f"{ym // 13:04d}-{ym % 13:02d}-{ymd & 31:02d} "
-                f"{hms >> 12:02d}:{hms >> 6 & 63:02d}:{hms & 63:02d}"
+            text = f"{date}{two[hms >> 12]}:{two[hms >> 6 & 63]}:{two[hms & 63]}"
+        if fsp == 6:  # three signed big-endian bytes of microseconds, as fsp 5
+            return (
+                f"{text}.{from_bytes(data[pos + 5 : end], 'big', signed=True):06d}",
+                sql_type,
+                end,
             )
         if fsp:
             text = f"{text}.{fraction(data, pos + 5):06d}"[: 20 + fsp]
-        return text, _T.TIMESTAMP, pos + size
+        return text, sql_type, end
 
     return decode
 
@@ -939,16 +962,20 @@ def make_decoder(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
 def null_sql_type(col: ColumnMeta, options: DecodeOptions) -> int:
     """The sql_type canal reports for a NULL value (its ``mysqlToJavaType``)."""
     code = col.type_code
+    sql_type: int
     if code in (MysqlType.ENUM, MysqlType.SET) and options.enum_set_labels:
-        return _T.CHAR
-    if code in (MysqlType.VARCHAR, MysqlType.VAR_STRING, MysqlType.STRING):
+        sql_type = _T.CHAR
+    elif code in (MysqlType.VARCHAR, MysqlType.VAR_STRING, MysqlType.STRING):
         binary = text_decoder(col) is None
         if code == MysqlType.STRING:
-            return _T.BINARY if binary else _T.CHAR
-        return _T.VARBINARY if binary else _T.VARCHAR
-    if MysqlType.TINY_BLOB <= code <= MysqlType.BLOB:
-        return _T.VARBINARY if col.max_length == 1 else _T.LONGVARBINARY
-    return _NULL_SQL_TYPES.get(code, _T.OTHER)
+            sql_type = _T.BINARY if binary else _T.CHAR
+        else:
+            sql_type = _T.VARBINARY if binary else _T.VARCHAR
+    elif MysqlType.TINY_BLOB <= code <= MysqlType.BLOB:
+        sql_type = _T.VARBINARY if col.max_length == 1 else _T.LONGVARBINARY
+    else:
+        sql_type = _NULL_SQL_TYPES.get(code, _T.OTHER)
+    return sql_type
 
 
 _NULL_SQL_TYPES: dict[int, int] = {
