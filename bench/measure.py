@@ -3,6 +3,7 @@ floors (``mariadb-binlog --raw`` and plain mysql-replication) on the same binlog
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -38,21 +39,42 @@ def mysql_address() -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class Usage:
-    """A process's CPU seconds (user + system, all threads) and peak RSS so far."""
+    """CPU seconds (user + system, all threads) and peak RSS so far of a process and its
+    descendants (the bridge's binlog reader runs in a child process): CPU summed, including
+    children already reaped; peak RSS the sum of each process's own peak."""
 
     cpu_s: float
     peak_rss_mb: float
 
 
 def usage_of(pid: int) -> Usage:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-    peak_kb = 0
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            peak_kb = int(line.split()[1])
+    cpu = peak_kb = 0.0
+    for index, member in enumerate(_process_tree(pid)):
+        try:
+            stat = Path(f"/proc/{member}/stat").read_text()
+            status = Path(f"/proc/{member}/status").read_text()
+        except FileNotFoundError:
+            continue  # ended meanwhile
+        fields = stat[stat.rindex(")") + 2 :].split()
+        ticks = int(fields[11]) + int(fields[12])
+        if index == 0:
+            ticks += int(fields[13]) + int(fields[14])  # reaped children
+        cpu += ticks / CLOCK_TICKS
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                peak_kb += int(line.split()[1])
     return Usage(cpu, peak_kb / 1024)
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` first, then its live descendants."""
+    tree, index = [pid], 0
+    while index < len(tree):
+        for task in Path(f"/proc/{tree[index]}/task").glob("*/children"):
+            with contextlib.suppress(FileNotFoundError):
+                tree += [int(child) for child in task.read_text().split()]
+        index += 1
+    return tree
 
 
 def create_topic(topic: str, partitions: int = 1) -> None:
@@ -85,6 +107,8 @@ class BridgeRun:
     get_timeout_ms: int = 100
     producer: dict[str, Any] | None = None
     env: dict[str, str] | None = None
+    # Destination settings on top of the above, e.g. {"parser_process": False}.
+    settings: dict[str, Any] | None = None
     profile: Path | None = None  # py-spy collapsed stacks of the whole run, when set
     # Run the bridge from this folder: its ``bridge`` package is imported from there (the
     # working directory comes first on ``sys.path``), e.g. an older commit's to compare with.
@@ -115,6 +139,7 @@ class BridgeRun:
         }
         if self.start is not None:
             destination["start"] = {"journal_name": self.start[0], "position": self.start[1]}
+        destination.update(self.settings or {})
         config = {
             "kafka": {"bootstrap_servers": bootstrap(), "producer": self.producer or {}},
             "meta": {"store": "file", "dir": str(self.workdir / "meta" / self.name)},

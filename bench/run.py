@@ -38,6 +38,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from bench.kafka_read import append_times, count_rows
 from bench.measure import (
     BridgeRun,
@@ -87,6 +89,7 @@ def run_workload(
     floors: bool = True,
     env: dict[str, str] | None = None,
     root: Path | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     workload = WORKLOADS[name]
     schema = f"bench_{name}"
@@ -108,7 +111,7 @@ def run_workload(
     for index in range(repeat):
         topic = f"bench-{name}-{uuid.uuid4().hex[:8]}"
         create_topic(topic)
-        bridge = BridgeRun(workdir, schema, topic, start, env=env, root=root)
+        bridge = BridgeRun(workdir, schema, topic, start, env=env, root=root, settings=settings)
         if profile is not None and index == 0:
             profile.mkdir(parents=True, exist_ok=True)
             bridge.profile = profile / f"{name}.txt"
@@ -165,6 +168,7 @@ def run_live(  # noqa: PLR0917  (the live run's knobs, straight from the command
     workdir: Path,
     env: dict[str, str] | None = None,
     root: Path | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     schema = "bench_live"
     conn = connect()
@@ -173,7 +177,14 @@ def run_live(  # noqa: PLR0917  (the live run's knobs, straight from the command
     topic = f"bench-live-{uuid.uuid4().hex[:8]}"
     create_topic(topic)
     bridge = BridgeRun(
-        workdir, schema, topic, start, get_timeout_ms=get_timeout_ms, env=env, root=root
+        workdir,
+        schema,
+        topic,
+        start,
+        get_timeout_ms=get_timeout_ms,
+        env=env,
+        root=root,
+        settings=settings,
     )
     total = int(rate * seconds) // txn_rows * txn_rows
     commit_ms: list[float] = [0.0] * (total + 1)
@@ -331,6 +342,16 @@ def report(
     return "\n".join(lines) + "\n"
 
 
+def _bridge_settings(items: list[str]) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--bridge-setting {item!r}: expected KEY=VALUE")
+        settings[key] = yaml.safe_load(value)
+    return settings
+
+
 def _bridge_env(items: list[str]) -> dict[str, str]:
     return dict(item.split("=", 1) for item in items)
 
@@ -352,6 +373,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-floors", action="store_true", help="skip the floors (iterating)")
     parser.add_argument(
         "--bridge-env", action="append", default=[], help="KEY=VALUE for the bridge (experiments)"
+    )
+    parser.add_argument(
+        "--bridge-setting",
+        action="append",
+        default=[],
+        help="KEY=VALUE (YAML value) added to the destination, e.g. parser_process=false",
     )
     parser.add_argument(
         "--bridge-root",
@@ -379,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
                     floors=not args.no_floors,
                     env=_bridge_env(args.bridge_env),
                     root=args.bridge_root,
+                    settings=_bridge_settings(args.bridge_setting),
                 )
             )
         if live:
@@ -390,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
                 workdir,
                 _bridge_env(args.bridge_env),
                 args.bridge_root,
+                _bridge_settings(args.bridge_setting),
             )
             print(f"[live] {live_result}", flush=True)
     command = "var/venv/bin/python -m bench.run " + shlex.join(argv or sys.argv[1:])
