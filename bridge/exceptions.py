@@ -21,9 +21,30 @@ Library errors (pymysql, confluent-kafka, kazoo) are translated at the boundary 
 ``raise ... from exc`` so that the message says what is wrong and how to fix it.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 
 class BridgeError(Exception):
-    """Base class: every deliberate canal-bridge error derives from it."""
+    """Base class: every deliberate canal-bridge error derives from it.
+
+    Errors pickle with their message and attributes whatever their ``__init__`` takes, so
+    that one raised in the binlog reader's process is raised again, the same, in the
+    instance's (``bridge.parse.child``).
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _restore_error, (type(self), self.args, self.__dict__)
+
+
+def _restore_error(
+    cls: type[BridgeError], args: tuple[Any, ...], state: dict[str, Any]
+) -> BridgeError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class ConfigError(BridgeError):

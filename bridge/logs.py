@@ -96,3 +96,12 @@ def configure_logging(log_format: str = "plain", level: int = logging.INFO) -> N
     root.setLevel(level)
     for noisy in ("pymysqlreplication", "kazoo"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def configured_format() -> str:
+    """The format ``configure_logging`` set ("plain" if it was not called), for a child
+    process that must log the same way."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler.formatter, JsonFormatter):
+            return "json"
+    return "plain"

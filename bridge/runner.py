@@ -12,7 +12,6 @@ node is lost, and stands by for the rest until SIGINT/SIGTERM.
 
 from __future__ import annotations
 
-import gc
 import logging
 import signal
 import threading
@@ -21,6 +20,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from bridge.admin import AdminServer, RunnerObserver, set_ha_role
+from bridge.collector import tune_garbage_collector
 from bridge.config import BridgeConfig, DestinationConfig
 from bridge.instance import EmbeddedServer, Instance
 from bridge.logs import set_position_lookup
@@ -145,20 +145,6 @@ class Runner:
         if self.admin is not None:
             self.admin.stop()
             self.admin = None
-
-
-# The store holds thousands of entries, each a small tree of objects: with the default young
-# generation threshold (700 allocations) the collector's passes over them cost about a third
-# of the CPU (docs/benchmarks.md). The pipeline creates few reference cycles, so collecting
-# rarely costs little memory.
-GC_THRESHOLDS = (100_000, 50, 100)
-
-
-def tune_garbage_collector() -> None:
-    """Collect rarely, and keep start-up objects (modules, config) out of every pass."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def run_until_signalled(config: BridgeConfig) -> int:

@@ -292,6 +292,7 @@ class DestinationConfig(_Model):
     on_purged: Literal["fail", "oldest", "latest"] = "fail"
     fallback_interval_s: int = Field(default=60, ge=0)
     heartbeat_period_s: float = Field(default=15, gt=0)
+    parser_process: bool = True
 
     @model_validator(mode="after")
     def _transaction_fits_the_store(self) -> DestinationConfig:

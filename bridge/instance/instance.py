@@ -23,13 +23,14 @@ from bridge.instance.log_position import (
 )
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
+from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
     BinlogPurged,
     SchemaMismatch,
     SourceAccessDenied,
     SourceMisconfigured,
 )
-from bridge.parse.parser import BinlogParser
+from bridge.parse.parser import BinlogParser, EntryReader
 from bridge.parse.source import SourceFacts
 from bridge.position import EntryPosition, LogIdentity, LogPosition, resume_position_after
 from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
@@ -55,7 +56,7 @@ class Instance:
         self,
         config: DestinationConfig,
         meta: MetaManager,
-        parser_factory: Callable[[DestinationConfig], BinlogParser] | None = None,
+        parser_factory: Callable[[DestinationConfig], EntryReader] | None = None,
         restart_delay_s: float = 2.0,
         find_start: FindStart | None = None,
     ) -> None:
@@ -205,7 +206,14 @@ class Instance:
         return max(0.0, time.time() - self.last_event_ms / 1000)
 
 
-def _default_parser(config: DestinationConfig) -> BinlogParser:
+def _default_parser(config: DestinationConfig) -> EntryReader:
+    if config.parser_process:
+        return ParserProcess(
+            config.source,
+            time_zone=config.timestamp_time_zone,
+            heartbeat_period_s=config.heartbeat_period_s,
+            destination=config.name,
+        )
     return BinlogParser(
         config.source,
         time_zone=config.timestamp_time_zone,

@@ -39,3 +39,8 @@ class BinlogPurged(ParseError):
 
 class SchemaMismatch(ParseError):
     """A rows event does not fit the table definition known for it."""
+
+
+class ParserProcessFailed(ParseError):
+    """The binlog reader's process ended without being asked to, or failed with an error that
+    could not be carried back as itself; the instance restarts it."""

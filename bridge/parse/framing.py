@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from pymysql.protocol import MysqlPacket
@@ -79,9 +80,12 @@ class EventReader:
     over. The reader owns the connection's input from then on.
     """
 
-    def __init__(self, connection: Any) -> None:
+    def __init__(self, connection: Any, before_read: Callable[[], None] | None = None) -> None:
+        """``before_read`` runs before each read of the socket, which may wait for the source:
+        the moment to hand on what was read so far."""
         self._file = connection._rfile
         self._encoding = connection.encoding
+        self._before_read = before_read
         self._buffer = b""
         self._pos = 0
 
@@ -90,6 +94,8 @@ class EventReader:
         chunks = [self._buffer[self._pos :]]
         have = len(chunks[0])
         while have < need:
+            if self._before_read is not None:
+                self._before_read()
             chunk = self._file.read1(max(READ_SIZE, need - have))
             if not chunk:
                 raise ConnectionError("the source closed the binlog stream")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 import pymysql
 from pymysqlreplication import BinLogStreamReader, row_event
@@ -51,6 +51,17 @@ _TABLE_MAP_ONLY = frozenset({row_event.TableMapEvent})
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
 
+class EntryReader(Protocol):
+    """What an instance reads entries with: ``BinlogParser``, or ``ParserProcess`` running
+    one in a child process."""
+
+    def preflight(self) -> SourceFacts: ...
+
+    def entries(self, start: EntryPosition) -> Iterator[Entry]: ...
+
+    def stop(self) -> None: ...
+
+
 class BinlogParser:
     """Yields the entries of one source from a start position until ``stop()``."""
 
@@ -61,8 +72,11 @@ class BinlogParser:
         time_zone: str | None = None,
         heartbeat_period_s: float = 15.0,
         max_backoff_s: float = 30.0,
+        before_read: Callable[[], None] | None = None,
     ) -> None:
+        """``before_read`` runs before each read of the dump socket (``EventReader``)."""
         self._source = source
+        self._before_read = before_read
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
         self._max_backoff_s = max_backoff_s
@@ -169,7 +183,7 @@ class BinlogParser:
 
     def _events(self, stream: BinLogStreamReader, start: EntryPosition) -> Iterator[RawEvent]:
         try:
-            reader = EventReader(connect(stream))
+            reader = EventReader(connect(stream), self._before_read)
             checksum = LibraryEvents(stream, _ALLOWED).checksum
             reconnected = False
             while not self._stopping.is_set():
@@ -181,7 +195,7 @@ class BinlogParser:
                     # retry loop of entries(), with its back-off.
                     if reconnected or self._stopping.is_set():
                         raise
-                    reader, reconnected = EventReader(reconnect(stream)), True
+                    reader, reconnected = EventReader(reconnect(stream), self._before_read), True
                     continue
                 if data is None:
                     raise SourceUnreachable(

@@ -110,7 +110,7 @@ def _failing(error: UnsupportedColumnType) -> ValueDecoder:
     return fail
 
 
-class _Plan:
+class Plan:
     """What to do for one present-columns bitmap, and what a row image of it looks like."""
 
     __slots__ = ("columns", "indexes", "keys", "mysql_types", "names", "null_bytes", "read")
@@ -125,9 +125,29 @@ class _Plan:
         self.null_bytes = (len(steps) + 7) // 8
         self.read: ImageReader = _image_reader(steps, self.null_bytes)
 
+    @classmethod
+    def described(cls, columns: Sequence[tuple[int, str, bool, str, int]]) -> Plan:
+        """The plan of rows decoded in another process (``bridge.parse.wire``): the columns
+        as ``(index, name, is_key, mysql_type, null sql_type)``, no decoders and no reader."""
+        plan = cls.__new__(cls)
+        plan.columns = tuple((None, *column) for column in columns)
+        plan.indexes = tuple(column[0] for column in columns)
+        plan.names = tuple(column[1] for column in columns)
+        plan.keys = tuple(column[2] for column in columns)
+        plan.mysql_types = tuple(column[3] for column in columns)
+        plan.null_bytes = (len(columns) + 7) // 8
+        plan.read = _decoded_elsewhere
+        return plan
+
 
 # (data, pos) -> (values, sql types, position after the image)
 ImageReader = Callable[[bytes, int], tuple[tuple[str | None, ...], tuple[int, ...], int]]
+
+
+def _decoded_elsewhere(
+    data: bytes, pos: int
+) -> tuple[tuple[str | None, ...], tuple[int, ...], int]:
+    raise TypeError("this plan's rows were decoded in another process; it has no reader")
 
 
 def _image_reader(steps: tuple[tuple[Any, ...], ...], null_bytes: int) -> ImageReader:
@@ -160,7 +180,7 @@ def _image_reader(steps: tuple[tuple[Any, ...], ...], null_bytes: int) -> ImageR
 
 
 # One decoded image: its plan, the values (None for NULL) and the sql types, column by column.
-Image = tuple[_Plan, tuple[str | None, ...], tuple[int, ...]]
+Image = tuple[Plan, tuple[str | None, ...], tuple[int, ...]]
 
 _BEFORE = RowData.__dict__["before"]  # RowData's own slots, where DecodedRow caches Columns
 _AFTER = RowData.__dict__["after"]
@@ -180,10 +200,10 @@ class DecodedRow(RowData):
     __slots__ = ("new_plan", "new_types", "new_values", "old_plan", "old_types", "old_values")
 
     # Each image: its plan (None: the row has no such image), values and sql types.
-    old_plan: _Plan | None
+    old_plan: Plan | None
     old_values: tuple[str | None, ...]
     old_types: tuple[int, ...]
-    new_plan: _Plan | None
+    new_plan: Plan | None
     new_values: tuple[str | None, ...]
     new_types: tuple[int, ...]
 
@@ -249,10 +269,10 @@ _set_new_plan, _set_new_values, _set_new_types = (
 
 
 def decoded_row(  # noqa: PLR0917  (positional on purpose: this runs once per row)
-    old_plan: _Plan | None,
+    old_plan: Plan | None,
     old_values: tuple[str | None, ...],
     old_types: tuple[int, ...],
-    new_plan: _Plan | None,
+    new_plan: Plan | None,
     new_values: tuple[str | None, ...],
     new_types: tuple[int, ...],
 ) -> DecodedRow:
@@ -316,7 +336,7 @@ class RowDecoder:
         self.table = table
         self.options = options
         self._steps = tuple(self._step(col, options) for col in table.columns)
-        self._plans: dict[bytes, _Plan] = {}
+        self._plans: dict[bytes, Plan] = {}
 
     @staticmethod
     def _step(col: ColumnMeta, options: DecodeOptions) -> tuple[Any, ...]:
@@ -369,17 +389,17 @@ class RowDecoder:
                 exc.args = (f"table {self.table.full_name}: {exc}",)
             raise
 
-    def _plan(self, bitmap: bytes) -> _Plan:
+    def _plan(self, bitmap: bytes) -> Plan:
         plan = self._plans.get(bitmap)
         if plan is None:
             present = int.from_bytes(bitmap, "little")
             steps = tuple(step for i, step in enumerate(self._steps) if present >> i & 1)
-            plan = _Plan(steps)
+            plan = Plan(steps)
             if len(self._plans) < _MAX_PLANS:
                 self._plans[bitmap] = plan
         return plan
 
-    def _single(self, data: bytes, pos: int, plan: _Plan, after: bool) -> tuple[RowData, ...]:
+    def _single(self, data: bytes, pos: int, plan: Plan, after: bool) -> tuple[RowData, ...]:
         """INSERT or DELETE rows: one image each."""
         rows = []
         end = len(data)
@@ -395,7 +415,7 @@ class RowDecoder:
         return tuple(rows)
 
     def _updates(
-        self, data: bytes, pos: int, before_plan: _Plan, after_plan: _Plan
+        self, data: bytes, pos: int, before_plan: Plan, after_plan: Plan
     ) -> tuple[RowData, ...]:
         rows = []
         end = len(data)

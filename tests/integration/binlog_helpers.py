@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -11,7 +11,7 @@ import pymysql
 
 from bridge.config import SourceConfig
 from bridge.entry import Entry, EntryType
-from bridge.parse.parser import BinlogParser
+from bridge.parse.parser import BinlogParser, EntryReader
 from bridge.position import EntryPosition
 from tests.conftest import MysqlEndpoint
 
@@ -43,7 +43,7 @@ def execute(conn: Connection, *statements: str) -> None:
 
 
 @contextmanager
-def stop_after(parser: BinlogParser, seconds: float) -> Iterator[None]:
+def stop_after(parser: EntryReader, seconds: float) -> Iterator[None]:
     """Bound a read: the parser is stopped after ``seconds`` whatever happens."""
     timer = threading.Timer(seconds, parser.stop)
     timer.start()
@@ -61,9 +61,10 @@ def read_entries(
     *,
     time_zone: str | None = None,
     timeout_s: float = 30,
+    reader: Callable[..., EntryReader] = BinlogParser,
 ) -> list[Entry]:
     """Every non-heartbeat entry from ``start`` until the binlog reaches ``end``."""
-    parser = BinlogParser(source, time_zone=time_zone, heartbeat_period_s=1)
+    parser = reader(source, time_zone=time_zone, heartbeat_period_s=1)
     entries: list[Entry] = []
     with stop_after(parser, timeout_s):
         for entry in parser.entries(start):

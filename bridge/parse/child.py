@@ -1,0 +1,274 @@
+"""The binlog reader in a process of its own, so that reading and decoding use a second core.
+
+A Python process runs Python code on one core at a time (the GIL): with the parser and the MQ
+worker as threads of one process, the bridge can go no faster than one core allows
+(docs/benchmarks.md). ``ParserProcess`` has ``BinlogParser``'s interface; its ``entries()``
+starts ``python -m bridge.parse.child``, which runs a ``BinlogParser`` and writes its entries
+to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
+is about to read the socket, where it may wait, or holds ``BATCH_ENTRIES`` entries, so an
+entry never waits for others to arrive. The pipe carries the backpressure: while the store is
+full the instance stops reading, the child blocks writing and stops reading the binlog.
+
+The child is killed by ``stop()`` and dies with the thread that started it (Linux
+``PR_SET_PDEATHSIG``; elsewhere at its next write). Its failure arrives as the pickled error,
+raised again here as itself (``BinlogPurged`` stays ``BinlogPurged``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import pickle
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from bridge.collector import tune_garbage_collector
+from bridge.config import SourceConfig
+from bridge.entry import Entry
+from bridge.parse.exceptions import ParserProcessFailed
+from bridge.parse.parser import BinlogParser
+from bridge.parse.source import SourceFacts
+from bridge.parse.wire import EntryDecoder, EntryEncoder
+from bridge.position import EntryPosition
+
+log = logging.getLogger(__name__)
+
+BATCH_ENTRIES = 1024
+_FRAME = struct.Struct(">cI")  # kind, payload length
+_BATCH, _ERROR = b"b", b"x"
+_PR_SET_PDEATHSIG = 1
+_KILL_WAIT_S = 10.0
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """What the child needs to run the parser, sent pickled on its stdin."""
+
+    source: SourceConfig
+    time_zone: str | None
+    heartbeat_period_s: float
+    start: EntryPosition
+    destination: str
+    log_format: str
+    log_level: int
+    parent_pid: int
+
+
+class ParserProcess:
+    """``BinlogParser``'s interface, with the reading and decoding done by a child process."""
+
+    def __init__(
+        self,
+        source: SourceConfig,
+        *,
+        time_zone: str | None = None,
+        heartbeat_period_s: float = 15.0,
+        destination: str = "",
+    ) -> None:
+        self._source = source
+        self._time_zone = time_zone
+        self._heartbeat_s = heartbeat_period_s
+        self._destination = destination
+        self._checks = BinlogParser(source, time_zone=time_zone)  # preflight, in this process
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen[bytes] | None = None
+
+    def preflight(self) -> SourceFacts:
+        return self._checks.preflight()
+
+    def stop(self) -> None:
+        """Ends ``entries()`` promptly: the child is killed, its pipe ends."""
+        self._stopping.set()
+        with self._lock:
+            child = self._child
+        if child is not None:
+            child.kill()
+
+    def entries(self, start: EntryPosition) -> Iterator[Entry]:
+        """Entries from ``start`` until ``stop()``, as ``BinlogParser.entries`` yields them."""
+        child = self._spawn(start)
+        if child is None:
+            return
+        assert child.stdout is not None
+        decoder = EntryDecoder()
+        try:
+            while (frame := _read_frame(child.stdout)) is not None:
+                kind, payload = frame
+                if kind == _ERROR:
+                    raise _error_from(payload)
+                yield from decoder.decode(payload)
+        finally:
+            code = _end(child)
+            with self._lock:
+                self._child = None
+        if not self._stopping.is_set():
+            raise ParserProcessFailed(
+                f"the binlog reader process of {self._destination or self._source.address} "
+                f"exited unexpectedly (exit code {code}); it is restarted from the last stored "
+                "transaction"
+            )
+
+    def _spawn(self, start: EntryPosition) -> subprocess.Popen[bytes] | None:
+        spec = ChildSpec(
+            source=self._source,
+            time_zone=self._time_zone,
+            heartbeat_period_s=self._heartbeat_s,
+            start=start,
+            destination=self._destination,
+            log_format=_log_format(),
+            log_level=logging.getLogger().getEffectiveLevel(),
+            parent_pid=os.getpid(),
+        )
+        with self._lock:
+            if self._stopping.is_set():
+                return None
+            child = subprocess.Popen(
+                [sys.executable, "-m", "bridge.parse.child"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=_child_environment(),
+            )
+            self._child = child
+        assert child.stdin is not None
+        try:
+            child.stdin.write(pickle.dumps(spec))
+            child.stdin.close()
+        except BrokenPipeError:
+            pass  # it died at once: its exit code is reported when its output ends
+        return child
+
+
+def _child_environment() -> dict[str, str]:
+    """This process's environment, with the folder holding this ``bridge`` package first on
+    the child's import path (the parent may have found it through its working directory)."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _log_format() -> str:
+    from bridge.logs import configured_format
+
+    return configured_format()
+
+
+def _read_frame(stream: IO[bytes]) -> tuple[bytes, bytes] | None:
+    head = _read_exactly(stream, _FRAME.size)
+    if head is None:
+        return None
+    kind, length = _FRAME.unpack(head)
+    payload = _read_exactly(stream, length)
+    if payload is None:
+        return None
+    return kind, payload
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
+    data = stream.read(size)
+    return data if len(data) == size else None
+
+
+def _end(child: subprocess.Popen[bytes]) -> int:
+    """Kill the child if it still runs, reap it and return its exit code."""
+    if child.poll() is None:
+        child.kill()
+    try:
+        return child.wait(_KILL_WAIT_S)
+    finally:
+        if child.stdout is not None:
+            child.stdout.close()
+
+
+def _error_from(payload: bytes) -> BaseException:
+    error, type_name, text = pickle.loads(payload)
+    if isinstance(error, BaseException):
+        return error
+    return ParserProcessFailed(f"the binlog reader process failed: {type_name}: {text}")
+
+
+# --------------------------------------------------------------------------- the child side
+
+
+class _FrameWriter:
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+
+    def write(self, kind: bytes, payload: bytes) -> None:
+        self._stream.write(_FRAME.pack(kind, len(payload)))
+        self._stream.write(payload)
+        self._stream.flush()
+
+    def error(self, exc: BaseException) -> None:
+        try:
+            payload = pickle.dumps((exc, type(exc).__name__, str(exc)))
+        except Exception:  # an error that does not pickle still reports its text
+            payload = pickle.dumps((None, type(exc).__name__, str(exc)))
+        self.write(_ERROR, payload)
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Be killed when the thread that started us ends (Linux), and leave if it already has."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(0)
+
+
+def main() -> int:
+    frames = _FrameWriter(os.fdopen(os.dup(1), "wb"))
+    os.dup2(2, 1)  # a stray print goes to stderr, never into the frames
+    spec: ChildSpec = pickle.load(sys.stdin.buffer)
+    _die_with_parent(spec.parent_pid)
+    from bridge.logs import configure_logging
+
+    configure_logging(spec.log_format, spec.log_level)
+    tune_garbage_collector()
+    threading.current_thread().name = f"parser-{spec.destination}"
+    encoder = EntryEncoder()
+    batch: list[Entry] = []
+
+    def flush() -> None:
+        if batch:
+            try:
+                frames.write(_BATCH, encoder.encode(batch))
+            except BrokenPipeError:
+                # The instance is gone. Leave at once: raised inside the parser, this error
+                # would look like a lost source connection and be retried.
+                os._exit(0)
+            batch.clear()
+
+    parser = BinlogParser(
+        spec.source,
+        time_zone=spec.time_zone,
+        heartbeat_period_s=spec.heartbeat_period_s,
+        before_read=flush,
+    )
+    try:
+        for entry in parser.entries(spec.start):
+            batch.append(entry)
+            if len(batch) >= BATCH_ENTRIES:
+                flush()
+        flush()
+    except BaseException as exc:
+        flush()  # what was read before the failure, as the parser yielded it
+        try:
+            frames.error(exc)
+        except BrokenPipeError:
+            return 0
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

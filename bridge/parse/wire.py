@@ -1,0 +1,170 @@
+"""Entries as ``marshal`` data, to carry them from the binlog reader's process to the instance's.
+
+``marshal`` writes tuples of strings, ints and None at C speed but knows no classes, so an
+Entry travels as a flat tuple, enums as their values. Row images stay what the parser decoded
+(a plan, then tuples of texts and sql types): a plan is sent once, by number, the first time a
+batch uses it, and every later row names it by that number. Rows the parser built as Columns
+(rare) travel column by column. ``EntryDecoder`` rebuilds entries equal to the originals.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Sequence
+from typing import Any
+
+from bridge.entry import Column, Entry, EntryType, EventType, Header, RowChange, RowData
+from bridge.parse.construct import slotted_constructor
+from bridge.parse.rows import DecodedRow, Plan, decoded_row, new_column
+
+NO_PLAN = -1
+
+# One column of a plan without its decoder: (index, name, is_key, mysql_type, null sql_type).
+PlanColumn = tuple[int, str, bool, str, int]
+_EVENT_TYPES = {t.value: t for t in EventType}
+_ENTRY_TYPES = {t.value: t for t in EntryType}
+_new_header = slotted_constructor(Header)
+_new_entry = slotted_constructor(Entry)
+_new_row_change = slotted_constructor(RowChange)
+_new_row_data = slotted_constructor(RowData)
+
+
+class EntryEncoder:
+    """Turns batches of entries into ``marshal`` bytes; remembers the plans already sent."""
+
+    def __init__(self) -> None:
+        self._plan_ids: dict[Plan, int] = {}
+        self._new_plans: list[tuple[int, tuple[PlanColumn, ...]]] = []
+
+    def encode(self, entries: Sequence[Entry]) -> bytes:
+        flat = [self._entry(entry) for entry in entries]
+        plans, self._new_plans = self._new_plans, []
+        return marshal.dumps((plans, flat))
+
+    def _plan_id(self, plan: Plan | None) -> int:
+        if plan is None:
+            return NO_PLAN
+        plan_id = self._plan_ids.get(plan)
+        if plan_id is None:
+            plan_id = self._plan_ids[plan] = len(self._plan_ids)
+            columns = tuple((c[1], c[2], c[3], c[4], c[5]) for c in plan.columns)
+            self._new_plans.append((plan_id, columns))
+        return plan_id
+
+    def _entry(self, entry: Entry) -> tuple[Any, ...]:
+        h = entry.header
+        change = entry.row_change
+        flat_change = None
+        if change is not None:
+            flat_change = (
+                change.event_type.value,
+                change.is_ddl,
+                change.sql,
+                change.ddl_schema_name,
+                [self._row(row) for row in change.row_datas],
+            )
+        return (
+            h.logfile_name,
+            h.logfile_offset,
+            h.server_id,
+            h.execute_time,
+            h.schema_name,
+            h.table_name,
+            None if h.event_type is None else h.event_type.value,
+            h.gtid,
+            h.event_length,
+            entry.entry_type.value,
+            entry.transaction_id,
+            flat_change,
+        )
+
+    def _row(self, row: RowData) -> tuple[Any, ...]:
+        if type(row) is DecodedRow:
+            return (
+                self._plan_id(row.old_plan),
+                row.old_values,
+                row.old_types,
+                self._plan_id(row.new_plan),
+                row.new_values,
+                row.new_types,
+            )
+        return (_columns(row.before), _columns(row.after))
+
+
+def _columns(columns: Sequence[Column]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(
+        (c.index, int(c.sql_type), c.name, c.is_key, c.updated, c.is_null, c.value, c.mysql_type)
+        for c in columns
+    )
+
+
+class EntryDecoder:
+    """Rebuilds the entries of ``EntryEncoder``'s batches, in order."""
+
+    def __init__(self) -> None:
+        self._plans: dict[int, Plan | None] = {NO_PLAN: None}
+
+    def decode(self, data: bytes) -> list[Entry]:
+        plans, flat = marshal.loads(data)
+        for plan_id, columns in plans:
+            self._plans[plan_id] = Plan.described(columns)
+        return [self._entry(*item) for item in flat]
+
+    def _entry(  # noqa: PLR0917  (one positional field per flat tuple item)
+        self,
+        logfile_name: str,
+        logfile_offset: int,
+        server_id: int,
+        execute_time: int,
+        schema_name: str,
+        table_name: str,
+        event_type: str | None,
+        gtid: str,
+        event_length: int,
+        entry_type: str,
+        transaction_id: str,
+        change: tuple[Any, ...] | None,
+    ) -> Entry:
+        header = _new_header(
+            logfile_name,
+            logfile_offset,
+            server_id,
+            execute_time,
+            schema_name,
+            table_name,
+            None if event_type is None else _EVENT_TYPES[event_type],
+            gtid,
+            event_length,
+        )
+        row_change = None
+        if change is not None:
+            kind, is_ddl, sql, ddl_schema_name, rows = change
+            row_change = _new_row_change(
+                _EVENT_TYPES[kind], is_ddl, sql, ddl_schema_name, self._rows(rows)
+            )
+        return _new_entry(header, _ENTRY_TYPES[entry_type], row_change, transaction_id)
+
+    def _rows(self, rows: list[tuple[Any, ...]]) -> tuple[RowData, ...]:
+        plans = self._plans
+        built: list[RowData] = []
+        for row in rows:
+            if len(row) == 6:
+                old_plan, old_values, old_types, new_plan, new_values, new_types = row
+                built.append(
+                    decoded_row(
+                        plans[old_plan],
+                        old_values,
+                        old_types,
+                        plans[new_plan],
+                        new_values,
+                        new_types,
+                    )
+                )
+            else:
+                before, after = row
+                built.append(
+                    _new_row_data(
+                        tuple(new_column(*c) for c in before), tuple(new_column(*c) for c in after)
+                    )
+                )
+        return tuple(built)

@@ -1,0 +1,125 @@
+"""The binlog reader in its own process (``ParserProcess``) on the real MariaDB: the same entries
+as the in-process parser, errors raised as themselves, and no child left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from bridge.entry import EntryType
+from bridge.parse.child import ParserProcess
+from bridge.parse.exceptions import BinlogPurged, ParserProcessFailed
+from bridge.parse.parser import BinlogParser
+from bridge.position import EntryPosition
+from tests.conftest import MysqlEndpoint
+from tests.integration.binlog_helpers import (
+    Connection,
+    execute,
+    master_position,
+    read_entries,
+    source_config,
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _child_pid(parser: ParserProcess) -> int:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        child = parser._child
+        if child is not None:
+            return child.pid
+        time.sleep(0.05)
+    raise AssertionError("no child process started")
+
+
+def test_same_entries_as_the_parser_in_this_process(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    t = f"`{scratch_schema}`.t"
+    start = master_position(admin_connection)
+    execute(
+        admin_connection,
+        f"CREATE TABLE {t} (id BIGINT PRIMARY KEY, q INT UNSIGNED, note VARCHAR(20), "
+        "price DECIMAL(12,2), at DATETIME(6), ts TIMESTAMP(3) NULL, doc JSON, bin VARBINARY(4))",
+        f"INSERT INTO {t} VALUES (1, 4294967295, 'a ✓', 12.50, '2024-05-17 12:34:56.000001', "
+        "'2024-05-17 12:34:56.123', '{\"k\": [1, 2]}', x'00ff'), "
+        "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+        f"UPDATE {t} SET note = 'b', price = -0.01 WHERE id = 1",
+        f"ALTER TABLE {t} ADD COLUMN extra INT DEFAULT 7",
+        f"UPDATE {t} SET extra = 8 WHERE id = 2",
+        f"DELETE FROM {t} WHERE id = 1",
+    )
+    end = master_position(admin_connection)
+    source = source_config(mysql)
+    here = read_entries(source, start, end, time_zone="+00:00")
+    there = read_entries(source, start, end, time_zone="+00:00", reader=ParserProcess)
+    mine = [e for e in there if e.header.schema_name == scratch_schema]
+    assert there == here
+    assert len([e for e in mine if e.entry_type is EntryType.ROWDATA]) == 6
+
+
+def test_a_purged_start_raises_binlog_purged_from_the_child(mysql: MysqlEndpoint) -> None:
+    start = EntryPosition("mariadb-bin.999999", 4)
+    parser = ParserProcess(source_config(mysql), heartbeat_period_s=1)
+    with pytest.raises(BinlogPurged) as raised:
+        next(parser.entries(start))
+    with pytest.raises(BinlogPurged) as expected:
+        next(BinlogParser(source_config(mysql), heartbeat_period_s=1).entries(start))
+    assert str(raised.value) == str(expected.value)
+    assert raised.value.position == start
+
+
+def test_stop_ends_a_waiting_read_and_the_child(
+    mysql: MysqlEndpoint, admin_connection: Connection
+) -> None:
+    parser = ParserProcess(source_config(mysql), heartbeat_period_s=30)
+    entries = parser.entries(master_position(admin_connection))
+    ended = threading.Event()
+
+    def consume() -> None:
+        for _ in entries:
+            pass
+        ended.set()
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    pid = _child_pid(parser)
+    time.sleep(0.5)  # the child now waits for the source, which has nothing to send
+    parser.stop()
+    assert ended.wait(10), "entries() did not end after stop()"
+    assert not _alive(pid)
+
+
+def test_a_child_that_dies_is_reported_with_its_exit_code(
+    mysql: MysqlEndpoint, admin_connection: Connection
+) -> None:
+    parser = ParserProcess(source_config(mysql), heartbeat_period_s=30)
+    entries = parser.entries(master_position(admin_connection))
+    failure: list[BaseException] = []
+
+    def consume() -> None:
+        try:
+            for _ in entries:
+                pass
+        except ParserProcessFailed as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=consume, daemon=True)
+    thread.start()
+    pid = _child_pid(parser)
+    os.kill(pid, signal.SIGKILL)
+    thread.join(10)
+    assert failure, "a killed child went unnoticed"
+    assert f"exit code {-signal.SIGKILL}" in str(failure[0])
+    parser.stop()
