@@ -121,10 +121,13 @@ class MqWorker:
     2. Build the batch's records (``RecordBuilder``: one FlatMessage per rows event split by
        partition, DDL and oversize per policy). ``RecordTooLarge`` (oversize policy ``fail``)
        stops this destination: the batch is rolled back and the error raised, never retried.
-    3. Send the records; once every delivery is confirmed, ack the batch and reset the
-       back-off. ``DeliveryFailed``: roll the batch back, wait an exponential back-off with
-       jitter, then get again, so the same data is produced again (at-least-once). A broker
-       rejecting a record as too large (``BrokerRejectedTooLarge``) stops the destination.
+    3. Send the records on a sender thread and, while Kafka confirms them, get and build the
+       next batch; it is sent only once the previous one is confirmed and acked (so batches
+       still reach Kafka one at a time, in order). Once every delivery is confirmed, ack the
+       batch and reset the back-off. ``DeliveryFailed``: roll back (the failed batch and the
+       one built after it), wait an exponential back-off with jitter, then get again, so the
+       same data is produced again (at-least-once). A broker rejecting a record as too large
+       (``BrokerRejectedTooLarge``) stops the destination.
     4. ``stop()`` sets a flag: a get in progress returns within its timeout, a send in
        progress is cancelled within ``FLUSH_SLICE_S``, a back-off wait ends at once; the
        in-flight batch is rolled back. ``run()`` is ``try: loop finally: cleanup(failed)``,
@@ -157,7 +160,10 @@ class MqWorker:
         self._backoff = Backoff(self.settings.backoff_initial_s, self.settings.backoff_max_s, rng)
         self._lock = threading.Lock()
         self._progress = WorkerProgress(client.destination)
-        self._in_flight: int | None = None
+        # Batches got and neither acked nor rolled back, oldest first (at most two: the one
+        # being sent and the one built meanwhile).
+        self._outstanding: list[int] = []
+        self._sending: _Send | None = None  # the batch on its way to Kafka, not yet settled
         self._thread: threading.Thread | None = None
         self._last_log = clock()
         self._beat = clock()
@@ -252,38 +258,53 @@ class MqWorker:
             self._beat = self._clock()
             self._log_progress_now_and_then()
             if message.batch_id == -1:  # canal's empty message: nothing was there
+                if self._sending is not None and not self._settle():
+                    continue
                 self._update(caught_up=True)
                 self._pace(started)
                 continue
-            self._in_flight = message.batch_id
+            self._outstanding.append(message.batch_id)
             if self._stopping.is_set():
-                return  # cleanup rolls the batch back
+                return  # cleanup rolls the batches back
+            # Step 2, while the previous batch (if any) is being confirmed
+            try:
+                records = self._builder.build(message.entries, message.batch_id, self._now_ms())
+            except BaseException:
+                if self._sending is not None:
+                    self._settle()  # the batch before still gets its ack
+                raise
+            if self._sending is not None and not self._settle():
+                continue  # rolled back, this batch with it
             first_time = message.entries[0].header.execute_time if message.entries else 0
             with self._lock:
                 self._progress = replace(
                     self._progress, caught_up=False, pending_since_ms=first_time or None
                 )
-            self._process(message)
+            # Step 3
+            self._sending = _Send(message, records, self._producer, self.settings, self._stopping)
 
-    def _process(self, message: Message) -> None:
-        # Step 2
-        records = self._builder.build(message.entries, message.batch_id, self._now_ms())
-        # Step 3
+    def _settle(self) -> bool:
+        """Wait for the batch being sent; ack it (True), or roll back what is outstanding
+        (False). Errors other than a failed or cancelled delivery stop the worker."""
+        sending = self._sending
+        assert sending is not None
+        self._sending = None
         try:
-            self._producer.send_batch(records, self.settings.send_timeout_s, cancel=self._stopping)
+            sending.result()
         except DeliveryCancelled:
-            return  # Step 4: stopping; cleanup rolls the batch back
+            return False  # Step 4: stopping; cleanup rolls the batches back
         except DeliveryFailed as exc:
-            self._retry_later(message.batch_id, exc)
-            return
-        self._service.ack(self.client, message.batch_id)
-        self._in_flight = None
+            self._retry_later(sending.message.batch_id, exc)
+            return False
+        self._service.ack(self.client, sending.message.batch_id)
+        self._outstanding.remove(sending.message.batch_id)
         self._backoff.reset()
-        self._acked(message.entries, records)
+        self._acked(sending.message.entries, sending.records)
+        return True
 
     def _retry_later(self, batch_id: int, exc: DeliveryFailed) -> None:
         self._service.rollback(self.client, batch_id)
-        self._in_flight = None
+        self._outstanding.clear()
         delay = self._backoff.next()
         with self._lock:
             progress = self._progress
@@ -311,8 +332,13 @@ class MqWorker:
             self._wait(left)
 
     def _cleanup(self, *, failed: bool) -> None:
-        if self._in_flight is not None:
-            batch_id, self._in_flight = self._in_flight, None
+        if self._sending is not None:
+            self._stopping.set()  # cancels the send (when the loop ended on an error)
+            self._sending.wait()
+            self._sending = None
+        if self._outstanding:
+            batch_id = self._outstanding[0]  # rolling back the oldest drops every later one
+            self._outstanding.clear()
             try:
                 self._service.rollback(self.client, batch_id)
                 with self._lock:
@@ -413,3 +439,43 @@ class MqWorker:
 
     def _now_ms(self) -> int:
         return int(self._wall_clock() * 1000)
+
+
+class _Send:
+    """One batch's ``send_batch`` on a thread of its own, so that the worker can build the next
+    batch meanwhile; ``result()`` waits and raises what the send raised."""
+
+    def __init__(
+        self,
+        message: Message,
+        records: Sequence[OutgoingRecord],
+        producer: RecordSender,
+        settings: WorkerSettings,
+        cancel: threading.Event,
+    ) -> None:
+        self.message = message
+        self.records = records
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._send,
+            args=(producer, settings.send_timeout_s, cancel),
+            name=threading.current_thread().name,  # the destination, for log records
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _send(
+        self, producer: RecordSender, timeout_s: float | None, cancel: threading.Event
+    ) -> None:
+        try:
+            producer.send_batch(self.records, timeout_s, cancel=cancel)
+        except BaseException as exc:
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> None:
+        self.wait()
+        if self._error is not None:
+            raise self._error

@@ -193,7 +193,9 @@ def test_batch_records_arrive_exactly(
             r.value for r in sorted(received, key=lambda r: r.offset) if r.partition == partition
         ]
         assert got == [e.value for e in expected if e.partition == partition]
-    assert service.calls[:3] == [("subscribe", 1001), ("get", 1), ("ack", 1)]
+    # Empty gets may come while Kafka confirms the batch: the worker looks for the next one.
+    calls = [call for call in service.calls if call != ("get", -1)]
+    assert calls[:3] == [("subscribe", 1001), ("get", 1), ("ack", 1)]
     assert nothing_more(kafka_bootstrap, topic, len(expected))
 
 
@@ -379,7 +381,8 @@ def test_topic_limit_below_the_producers_is_reported_not_retried(
     assert worker.join(30)
     assert isinstance(worker.error, BrokerRejectedTooLarge)
     assert "max.message.bytes" in str(worker.error)
-    assert service.calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
+    calls = [call for call in service.calls if call != ("get", -1)]
+    assert calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
     assert TopicInspector(kafka).max_message_bytes_of(topic) == LIMIT
 
 

@@ -41,7 +41,7 @@ class ScriptedService:
 
     Like canal's meta manager, a rollback makes the next get return the same entries again,
     under a new, higher batch id; acks must come in batch order. ``on_drained`` is called
-    when a get finds nothing (tests use it to stop the worker).
+    when a get finds nothing and nothing is outstanding (tests use it to stop the worker).
     """
 
     def __init__(
@@ -84,7 +84,8 @@ class ScriptedService:
             else:
                 message = Message(EMPTY_BATCH_ID, ())
             self.calls.append(("get", message.batch_id))
-        if message.batch_id == EMPTY_BATCH_ID and self.on_drained is not None:
+        drained = message.batch_id == EMPTY_BATCH_ID and not self.outstanding
+        if drained and self.on_drained is not None:
             self.on_drained()
         if self.on_get is not None:
             self.on_get(message)
@@ -206,11 +207,14 @@ def test_batch_acked_after_its_records_are_confirmed(make: EntryMaker) -> None:
     first, second = transaction(make, "1", "2", "3"), transaction(make, "4")
     h = Harness([first, second])
     h.worker.run()
+    # The next batch is got and built while Kafka confirms the one before; acks keep batch
+    # order, and a batch is sent only after the one before it is acked.
     assert h.service.calls == [
         ("subscribe", 1001),
         ("get", 1),
-        ("ack", 1),
         ("get", 2),
+        ("ack", 1),
+        ("get", -1),
         ("ack", 2),
         ("get", -1),
     ]
@@ -254,10 +258,13 @@ def test_failed_delivery_rolls_back_backs_off_and_sends_the_same_data(
     assert h.service.calls == [
         ("subscribe", 1001),
         ("get", 1),
+        ("get", -1),
         ("rollback", 1),
         ("get", 2),
+        ("get", -1),
         ("rollback", 2),
         ("get", 3),
+        ("get", -1),
         ("ack", 3),
         ("get", -1),
     ]
@@ -272,6 +279,32 @@ def test_failed_delivery_rolls_back_backs_off_and_sends_the_same_data(
     progress = h.worker.progress()
     assert (progress.failures, progress.consecutive_failures, progress.batches_acked) == (2, 0, 1)
     assert "_MSG_TIMED_OUT" in (progress.last_error or "")
+
+
+def test_a_failed_batch_rolls_back_the_one_built_meanwhile_and_order_holds(
+    make: EntryMaker,
+) -> None:
+    first, second = transaction(make, "1"), transaction(make, "2")
+    failure = DeliveryFailed("_TRANSPORT", "example", "broker down")
+    h = Harness([first, second], outcomes=[failure, None, None])
+    acked_at_send: list[int] = []
+    h.sender.on_send = lambda records: acked_at_send.append(h.service.acked)
+    h.worker.run()
+    assert h.service.calls == [
+        ("subscribe", 1001),
+        ("get", 1),
+        ("get", 2),  # built while batch 1 was being sent
+        ("rollback", 1),  # batch 1 failed: batch 2 is dropped with it, never sent
+        ("get", 3),
+        ("get", 4),
+        ("ack", 3),
+        ("get", -1),
+        ("ack", 4),
+        ("get", -1),
+    ]
+    sent_keys = [[r.key for r in sent] for sent in h.sender.sent]
+    assert sent_keys == [[b"shop.orders:1"], [b"shop.orders:1"], [b"shop.orders:2"]]
+    assert acked_at_send == [0, 0, 1]  # each batch goes out once the one before is acked
 
 
 def _without_id(value: bytes) -> dict[str, object]:
@@ -328,7 +361,7 @@ def test_broker_rejecting_a_record_as_too_large_stops_without_retrying(
     h = Harness([transaction(make, "1")], outcomes=[rejected])
     with pytest.raises(BrokerRejectedTooLarge, match=r"max\.message\.bytes"):
         h.worker.run()
-    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
+    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("get", -1), ("rollback", 1)]
     assert h.waits == []
     assert h.worker.progress().state == "failed"
 
@@ -360,7 +393,7 @@ def test_stop_during_back_off_does_not_send_again(make: EntryMaker) -> None:
     h = Harness([transaction(make, "1")], outcomes=[failure], stop_when_drained=False)
     h.worker._wait = lambda seconds: h.worker.stop()
     h.worker.run()
-    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("rollback", 1)]
+    assert h.service.calls == [("subscribe", 1001), ("get", 1), ("get", -1), ("rollback", 1)]
     assert len(h.sender.sent) == 1
 
 
@@ -402,8 +435,9 @@ def test_progress_line_is_logged_every_interval(
     with caplog.at_level(logging.INFO, logger="bridge.mq.worker"):
         h.worker.run()
     lines = [r.getMessage() for r in caplog.records if "rows/s" in r.getMessage()]
-    assert len(lines) == 2  # 7 gets, 28 s
-    assert lines[0].startswith("example: 0.2 rows/s, lag 5.0 s, cursor mysql-bin.000003:")
+    assert len(lines) == 2  # 8 gets, 32 s
+    # At the third get (12 s) one batch is acked: the second is being confirmed.
+    assert lines[0].startswith("example: 0.1 rows/s, lag 5.0 s, cursor mysql-bin.000003:")
     assert "caught up" in lines[-1] or "lag" in lines[-1]
 
 
