@@ -33,13 +33,12 @@ from typing import IO
 from bridge.collector import tune_garbage_collector
 from bridge.config import SourceConfig
 from bridge.entry import Entry
+from bridge.logs import configure_logging, configured_format
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import SourceFacts
 from bridge.parse.wire import EntryDecoder, EntryEncoder
 from bridge.position import EntryPosition
-
-log = logging.getLogger(__name__)
 
 BATCH_ENTRIES = 1024
 _FRAME = struct.Struct(">cI")  # kind, payload length
@@ -124,7 +123,7 @@ class ParserProcess:
             heartbeat_period_s=self._heartbeat_s,
             start=start,
             destination=self._destination,
-            log_format=_log_format(),
+            log_format=configured_format(),
             log_level=logging.getLogger().getEffectiveLevel(),
             parent_pid=os.getpid(),
         )
@@ -154,12 +153,6 @@ def _child_environment() -> dict[str, str]:
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     return env
-
-
-def _log_format() -> str:
-    from bridge.logs import configured_format
-
-    return configured_format()
 
 
 def _read_frame(stream: IO[bytes]) -> tuple[bytes, bytes] | None:
@@ -230,8 +223,6 @@ def main() -> int:
     os.dup2(2, 1)  # a stray print goes to stderr, never into the frames
     spec: ChildSpec = pickle.load(sys.stdin.buffer)
     _die_with_parent(spec.parent_pid)
-    from bridge.logs import configure_logging
-
     configure_logging(spec.log_format, spec.log_level)
     tune_garbage_collector()
     threading.current_thread().name = f"parser-{spec.destination}"
