@@ -9,7 +9,8 @@ is about to read the socket, where it may wait, or holds ``BATCH_ENTRIES`` entri
 entry never waits for others to arrive. The pipe carries the backpressure: while the store is
 full the instance stops reading, the child blocks writing and stops reading the binlog.
 
-The child is killed by ``stop()`` and dies with the thread that started it (Linux
+The child runs in a session of its own (signals for the bridge's process group do not reach
+it), is killed by ``stop()`` and dies with the thread that started it (Linux
 ``PR_SET_PDEATHSIG``; elsewhere at its next write). Its failure arrives as the pickled error,
 raised again here as itself (``BinlogPurged`` stays ``BinlogPurged``).
 """
@@ -135,6 +136,9 @@ class ParserProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=_child_environment(),
+                # Out of the terminal's process group: Ctrl-C or a signal to the group reaches
+                # the bridge, which stops the child itself, rather than both at once.
+                start_new_session=True,
             )
             self._child = child
         assert child.stdin is not None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -123,3 +125,51 @@ def test_a_child_that_dies_is_reported_with_its_exit_code(
     assert failure, "a killed child went unnoticed"
     assert f"exit code {-signal.SIGKILL}" in str(failure[0])
     parser.stop()
+
+
+_PARENT = """
+import sys, threading, time
+from bridge.config import SourceConfig
+from bridge.parse.child import ParserProcess
+from bridge.position import EntryPosition
+
+address, user, password, journal, position = sys.argv[1:6]
+parser = ParserProcess(
+    SourceConfig(address=address, username=user, password=password, slave_id=5999),
+    heartbeat_period_s=30,
+)
+entries = parser.entries(EntryPosition(journal, int(position)))
+
+def report():
+    while parser._child is None:
+        time.sleep(0.05)
+    print(parser._child.pid, flush=True)
+
+threading.Thread(target=report, daemon=True).start()
+next(entries)  # blocks: nothing to read
+"""
+
+
+def test_the_child_is_in_its_own_session_and_dies_with_its_parent(
+    mysql: MysqlEndpoint, admin_connection: Connection
+) -> None:
+    start = master_position(admin_connection)
+    where = [start.journal_name or "", str(start.position)]
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, mysql.address, mysql.user, mysql.password, *where],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert os.getsid(child) == child != os.getsid(0)  # Ctrl-C for the bridge skips it
+        parent.kill()  # no chance to clean up
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(child), "the child outlived its parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait(10)
