@@ -68,26 +68,10 @@ class FileMixedMetaManager(MixedMetaManager):
         self._running = True
         self._flusher.start()
 
-    @property
-    def flusher_alive(self) -> bool:
-        return self._flusher.alive
-
-    @property
-    def flush_period_ms(self) -> int:
-        return self._flusher.period_ms
-
-    @property
-    def last_flush_error(self) -> MetaError | None:
-        return self._flusher.last_error
-
     # -- persistence -------------------------------------------------------------------------
 
     def meta_file(self, destination: str) -> Path:
         return self.directory / _checked_destination(destination) / META_FILE
-
-    def flush(self, *, raise_errors: bool = False) -> None:
-        """Write every changed destination now; failed ones stay marked for the next try."""
-        self._flusher.flush(raise_errors=raise_errors)
 
     def _write(self, destination: str) -> None:
         path = self.meta_file(destination)

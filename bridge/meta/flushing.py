@@ -46,6 +46,23 @@ class MixedMetaManager:
     def running(self) -> bool:
         return self._running
 
+    @property
+    def flusher_alive(self) -> bool:
+        return self._flusher.alive
+
+    @property
+    def flush_period_ms(self) -> int:
+        return self._flusher.period_ms
+
+    @property
+    def last_flush_error(self) -> MetaError | None:
+        return self._flusher.last_error
+
+    def flush(self, *, raise_errors: bool = False) -> None:
+        """Write every changed key (destination, client) now; failed ones stay marked for the
+        next try."""
+        self._flusher.flush(raise_errors=raise_errors)
+
     def add_batch(self, client: ClientIdentity, position_range: PositionRange) -> int:
         return self._delegate.add_batch(client, position_range)
 

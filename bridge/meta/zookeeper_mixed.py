@@ -108,18 +108,6 @@ class ZooKeeperMixedMetaManager(MixedMetaManager):
 
     # -- persistence -------------------------------------------------------------------------
 
-    def flush(self, *, raise_errors: bool = False) -> None:
-        """Write every changed cursor now; failed ones stay marked for the next try."""
-        self._flusher.flush(raise_errors=raise_errors)
-
-    @property
-    def flush_period_ms(self) -> int:
-        return self._flusher.period_ms
-
-    @property
-    def last_flush_error(self) -> MetaError | None:
-        return self._flusher.last_error
-
     def _write_cursor(self, client: ClientIdentity) -> None:
         with self._write_lock:
             if not self._delegate.has_subscribe(client):
