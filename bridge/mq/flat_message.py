@@ -57,44 +57,35 @@ class FlatMessage:
     old: tuple[RowDict, ...] | None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object, keys in canal's (fastjson's alphabetical) order."""
+        """The JSON object, keys in canal's (fastjson's alphabetical) order; arrays as lists."""
+        fields = self._json_fields()
+        for key in ("data", "old", "pkNames"):
+            if fields[key] is not None:
+                fields[key] = list(fields[key])
+        return fields
+
+    def to_json(self) -> bytes:
+        # orjson writes tuples as arrays: no list copies of the rows, unlike to_dict().
+        return orjson.dumps(self._json_fields())
+
+    def _json_fields(self) -> dict[str, Any]:
+        """canal's JSON names, in fastjson's alphabetical order; arrays still tuples."""
         return {
-            "data": list(self.data) if self.data is not None else None,
+            "data": self.data,
             "database": self.database,
             "es": self.es,
             "gtid": self.gtid,
             "id": self.id,
             "isDdl": self.is_ddl,
             "mysqlType": self.mysql_type,
-            "old": list(self.old) if self.old is not None else None,
-            "pkNames": list(self.pk_names) if self.pk_names is not None else None,
+            "old": self.old,
+            "pkNames": self.pk_names,
             "sql": self.sql,
             "sqlType": self.sql_type,
             "table": self.table,
             "ts": self.ts,
             "type": self.type,
         }
-
-    def to_json(self) -> bytes:
-        # orjson writes tuples as arrays: no list copies of the rows, unlike to_dict().
-        return orjson.dumps(
-            {
-                "data": self.data,
-                "database": self.database,
-                "es": self.es,
-                "gtid": self.gtid,
-                "id": self.id,
-                "isDdl": self.is_ddl,
-                "mysqlType": self.mysql_type,
-                "old": self.old,
-                "pkNames": self.pk_names,
-                "sql": self.sql,
-                "sqlType": self.sql_type,
-                "table": self.table,
-                "ts": self.ts,
-                "type": self.type,
-            }
-        )
 
     def with_rows(self, data: Sequence[RowDict], old: Sequence[RowDict] | None) -> FlatMessage:
         """A copy carrying only ``data`` (and the matching ``old``) rows."""
