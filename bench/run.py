@@ -342,18 +342,22 @@ def report(
     return "\n".join(lines) + "\n"
 
 
-def _bridge_settings(items: list[str]) -> dict[str, Any]:
-    settings: dict[str, Any] = {}
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep:
-            raise SystemExit(f"--bridge-setting {item!r}: expected KEY=VALUE")
-        settings[key] = yaml.safe_load(value)
-    return settings
+            raise SystemExit(f"{flag} {item!r}: expected KEY=VALUE")
+        pairs[key] = value
+    return pairs
+
+
+def _bridge_settings(items: list[str]) -> dict[str, Any]:
+    return {k: yaml.safe_load(v) for k, v in _pairs(items, "--bridge-setting").items()}
 
 
 def _bridge_env(items: list[str]) -> dict[str, str]:
-    return dict(item.split("=", 1) for item in items)
+    return _pairs(items, "--bridge-env")
 
 
 def main(argv: list[str] | None = None) -> int:
