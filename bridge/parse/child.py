@@ -37,7 +37,7 @@ from bridge.entry import Entry
 from bridge.logs import configure_logging, configured_format
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
-from bridge.parse.source import SourceFacts
+from bridge.parse.source import SourceFacts, preflight
 from bridge.parse.wire import EntryDecoder, EntryEncoder
 from bridge.position import EntryPosition
 
@@ -77,13 +77,12 @@ class ParserProcess:
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
         self._destination = destination
-        self._checks = BinlogParser(source, time_zone=time_zone)  # preflight, in this process
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
 
     def preflight(self) -> SourceFacts:
-        return self._checks.preflight()
+        return preflight(self._source, self._time_zone)  # in this process
 
     def stop(self) -> None:
         """Ends ``entries()`` promptly: the child is killed, its pipe ends."""
