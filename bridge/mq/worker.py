@@ -281,7 +281,9 @@ class MqWorker:
                     self._progress, caught_up=False, pending_since_ms=first_time or None
                 )
             # Step 3
-            self._sending = _Send(message, records, self._producer, self.settings, self._stopping)
+            self._sending = _Send(
+                message, records, self._producer, self.settings.send_timeout_s, self._stopping
+            )
 
     def _settle(self) -> bool:
         """Wait for the batch being sent; ack it (True), or roll back what is outstanding
@@ -450,7 +452,7 @@ class _Send:
         message: Message,
         records: Sequence[OutgoingRecord],
         producer: RecordSender,
-        settings: WorkerSettings,
+        timeout_s: float | None,
         cancel: threading.Event,
     ) -> None:
         self.message = message
@@ -458,7 +460,7 @@ class _Send:
         self._error: BaseException | None = None
         self._thread = threading.Thread(
             target=self._send,
-            args=(producer, settings.send_timeout_s, cancel),
+            args=(producer, timeout_s, cancel),
             name=threading.current_thread().name,  # the destination, for log records
             daemon=True,
         )
