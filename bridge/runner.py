@@ -19,6 +19,7 @@ import time
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from bridge import native
 from bridge.admin import AdminServer, RunnerObserver, set_ha_role
 from bridge.collector import tune_garbage_collector
 from bridge.config import BridgeConfig, DestinationConfig
@@ -158,6 +159,7 @@ def run_until_signalled(config: BridgeConfig) -> int:
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     runner = Runner(config)
+    log.info("record path: %s", native.describe())
     try:
         runner.start()
         tune_garbage_collector()

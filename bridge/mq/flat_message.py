@@ -34,7 +34,8 @@ from bridge.parse.construct import slotted_constructor
 RowDict = dict[str, str | None]
 
 _DML = (EventType.INSERT, EventType.UPDATE, EventType.DELETE)
-_SKIPPED = (EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND, EntryType.HEARTBEAT)
+# Entries that make no message: canal skips transaction markers (and never sees heartbeats).
+SKIPPED_ENTRY_TYPES = (EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND, EntryType.HEARTBEAT)
 
 
 @dataclass(frozen=True, slots=True, eq=True)
@@ -108,13 +109,15 @@ def build_flat_messages(entries: Iterable[Entry], batch_id: int, ts: int) -> lis
     """One FlatMessage per ROWDATA entry of the batch, in order. ``ts`` is the build time (ms)."""
     built: list[SourcedMessage] = []
     for entry in entries:
-        if entry.entry_type in _SKIPPED or entry.row_change is None:
+        if entry.entry_type in SKIPPED_ENTRY_TYPES or entry.row_change is None:
             continue
-        built.append(SourcedMessage(_convert(entry, entry.row_change, batch_id, ts), entry.header))
+        message = flat_message_of(entry, entry.row_change, batch_id, ts)
+        built.append(SourcedMessage(message, entry.header))
     return built
 
 
-def _convert(entry: Entry, change: RowChange, batch_id: int, ts: int) -> FlatMessage:
+def flat_message_of(entry: Entry, change: RowChange, batch_id: int, ts: int) -> FlatMessage:
+    """The FlatMessage of one ROWDATA entry (``change`` is its row change)."""
     header = entry.header
     if change.is_ddl or change.event_type not in _DML:
         return FlatMessage(

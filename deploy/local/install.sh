@@ -2,8 +2,9 @@
 # Installs what canal-bridge needs on a Debian machine, idempotently:
 #   system packages (MariaDB server and client, Java 17+, Maven, Python venv support),
 #   the Kafka broker + ZooKeeper jars from Maven Central (into var/cache/kafka-libs),
-#   and the project's virtualenv (var/venv) with the spark, test and dev extras.
-# Usage: deploy/local/install.sh [system|kafka|python]...   (default: all three)
+#   the project's virtualenv (var/venv) with the spark, test and dev extras, and in it the
+#   compiled hot path (native/, Rust + PyO3) when cargo is on the machine.
+# Usage: deploy/local/install.sh [system|kafka|python|native]...   (default: all four)
 source "$(dirname "$0")/lib.sh"
 
 install_system() {
@@ -46,16 +47,34 @@ install_python() {
   echo "$sum" >"$stamp"
 }
 
+install_native() {
+  local stamp=$VENV_DIR/.native.sha256 sum native=$REPO_ROOT/native
+  sum=$(cat "$native"/Cargo.toml "$native"/Cargo.lock "$native"/pyproject.toml "$native"/src/*.rs \
+    | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then return; fi
+  if ! command -v cargo >/dev/null; then
+    log "cargo not found: the bridge will run its pure-Python path (about half the throughput);" \
+      "install Rust from https://rustup.rs and rerun deploy/local/install.sh native"
+    return
+  fi
+  log "building the compiled hot path (native/, Rust) into $VENV_DIR"
+  CARGO_TARGET_DIR=$NATIVE_TARGET_DIR PIP_CACHE_DIR=$CACHE_DIR/pip \
+    "$VENV_DIR/bin/pip" install -q "$native" >&2 \
+    || die "building native/ failed (cargo's output above); it needs Rust >= 1.74 (rustup update)"
+  echo "$sum" >"$stamp"
+}
+
 main() {
   mkdir -p "$CACHE_DIR"
   local parts=("$@")
-  [ ${#parts[@]} -gt 0 ] || parts=(system kafka python)
+  [ ${#parts[@]} -gt 0 ] || parts=(system kafka python native)
   for part in "${parts[@]}"; do
     case $part in
       system) install_system ;;
       kafka) install_kafka ;;
       python) install_python ;;
-      *) die "unknown part '$part': use system, kafka or python" ;;
+      native) install_native ;;
+      *) die "unknown part '$part': use system, kafka, python or native" ;;
     esac
   done
 }

@@ -7,6 +7,12 @@ VAR_DIR=${CANAL_BRIDGE_VAR_DIR:-$REPO_ROOT/var}
 SERVICES_DIR=$VAR_DIR/services
 CACHE_DIR=$VAR_DIR/cache
 VENV_DIR=$VAR_DIR/venv
+NATIVE_TARGET_DIR=$CACHE_DIR/native-target  # cargo's build folder for native/
+
+# rustup installs cargo under ~/.cargo/bin, which non-login shells may not have on PATH.
+if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  PATH=$HOME/.cargo/bin:$PATH
+fi
 
 # Non-default ports, so a system MariaDB/Kafka/ZooKeeper on the machine never clashes.
 MYSQL_PORT=${CANAL_BRIDGE_MYSQL_PORT:-13306}

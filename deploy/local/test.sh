@@ -26,5 +26,15 @@ log "lint: ruff"
 "$py/ruff" format --check .
 log "types: mypy (strict on bridge/)"
 "$py/mypy"
+if [ -f "$VENV_DIR/.native.sha256" ]; then
+  log "native/: cargo fmt, clippy, test"
+  (
+    cd native
+    export CARGO_TARGET_DIR=$NATIVE_TARGET_DIR PYO3_PYTHON=$py/python
+    cargo fmt --check
+    cargo clippy --release --all-targets -q -- -D warnings
+    cargo test --release -q
+  )
+fi
 log "tests: pytest"
 "$py/python" -m pytest -q -p no:cacheprovider "$@"

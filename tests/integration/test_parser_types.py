@@ -22,6 +22,7 @@ from tests.integration.binlog_helpers import (
     rows_of,
     source_config,
 )
+from tests.native_paths import assert_compiled_records_match
 
 Expected = dict[str, tuple[str | None, int]]
 
@@ -53,6 +54,7 @@ def _inserted(
     assert len(mine) == len(inserts)
     for entry in mine:
         assert entry.header.event_type is EventType.INSERT
+    assert_compiled_records_match(mine)
     return mine
 
 

@@ -40,7 +40,19 @@ def test_base_image_is_a_pinned_slim_python_matching_the_venv() -> None:
     version = ".".join(map(str, sys.version_info[:2]))
     assert image.startswith(f"python:{version}."), (image, version)
     froms = [arg.split()[0] for op, arg in instructions if op == "FROM"]
-    assert froms and all(f == "${PYTHON_IMAGE}" for f in froms)
+    assert froms[0] == "${RUST_IMAGE}" and re.fullmatch(
+        r"rust:\d+\.\d+-slim-\w+", args["RUST_IMAGE"]
+    )
+    assert froms[1:] and all(f == "${PYTHON_IMAGE}" for f in froms[1:])
+
+
+def test_the_compiled_hot_path_is_built_and_installed_with_the_bridge() -> None:
+    instructions = _instructions()
+    assert ("COPY", "native /src/native") in instructions
+    runs = [arg for op, arg in instructions if op == "RUN"]
+    assert any("maturin build --release" in r and "--out /wheels" in r for r in runs)
+    assert ("COPY", "--from=native /wheels /wheels") in instructions
+    assert any("--no-deps . /wheels/*.whl" in r for r in runs)
 
 
 def test_final_stage_runs_canal_bridge_as_a_non_root_user() -> None:

@@ -1,0 +1,52 @@
+"""The compiled hot path (``native/``: Rust + PyO3, package ``canal-bridge-native``).
+
+Optional: ``deploy/local/install.sh`` builds it when cargo is on the machine, and every
+function in it has a pure-Python twin giving the same bytes (checked by the tests on the type
+corpus). ``CANAL_BRIDGE_NATIVE=0`` switches it off, e.g. to compare the two paths.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+from typing import Protocol, cast
+
+
+class Compiled(Protocol):
+    """What ``canal_bridge_native`` offers (its Rust source says how each mirrors Python)."""
+
+    def rows_record(  # noqa: PLR0917  (one flat call per rows event)
+        self,
+        id: int,
+        database: str,
+        table: str,
+        kind: int,
+        event_type: str,
+        es: int,
+        ts: int,
+        sql: str,
+        gtid: str,
+        rows: Sequence[object],
+    ) -> tuple[bytes, bytes] | None:
+        """``(FlatMessage JSON, record key)`` of a rows event of ``DecodedRow``s (kind 0
+        insert, 1 update, 2 delete), or None where the pure-Python path must decide."""
+        ...
+
+
+def _load() -> Compiled | None:
+    if os.environ.get("CANAL_BRIDGE_NATIVE", "1") == "0":
+        return None
+    try:
+        return cast(Compiled, importlib.import_module("canal_bridge_native"))
+    except ImportError:
+        return None
+
+
+# Read at each call site (``native.module``), so a test can switch paths by setting it.
+module: Compiled | None = _load()
+
+
+def describe() -> str:
+    """For the start-up log line: which path runs."""
+    return "compiled (canal-bridge-native)" if module is not None else "pure Python"

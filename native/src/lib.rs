@@ -1,0 +1,15 @@
+//! canal-bridge's compiled hot path. Every function here has a pure-Python twin in `bridge/`
+//! with the same output; `bridge.native` picks this module when it is installed.
+
+mod flat;
+mod json;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
+    module.add("UPDATE", flat::UPDATE)?;
+    module.add("DELETE", flat::DELETE)?;
+    Ok(())
+}

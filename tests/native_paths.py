@@ -1,0 +1,71 @@
+"""Runs the record builder both ways, pure Python and compiled (``canal_bridge_native``), so
+a test can require the same bytes from each, and that the compiled path really ran."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from bridge import native
+from bridge.config import MqConfig
+from bridge.entry import Entry
+from bridge.mq.records import OutgoingRecord, RecordBuilder
+
+
+def compiled_module() -> native.Compiled:
+    """The compiled module, or a skip saying how to build it (install.sh does when cargo is
+    on the machine, and fails loudly if that build fails)."""
+    try:
+        import canal_bridge_native
+    except ImportError:
+        pytest.skip("canal-bridge-native is not built: install Rust, then deploy/local/install.sh")
+    module: native.Compiled = canal_bridge_native
+    return module
+
+
+class CountingCompiled:
+    """The compiled module, counting the rows events it wrote (None: left to Python)."""
+
+    def __init__(self, module: native.Compiled) -> None:
+        self.module = module
+        self.written = 0
+        self.declined = 0
+
+    def rows_record(self, *args: Any) -> tuple[bytes, bytes] | None:
+        built = self.module.rows_record(*args)
+        if built is None:
+            self.declined += 1
+        else:
+            self.written += 1
+        return built
+
+
+def records_both_ways(
+    entries: Sequence[Entry], builder: RecordBuilder | None = None
+) -> tuple[list[OutgoingRecord], list[OutgoingRecord], CountingCompiled]:
+    """``(pure-Python records, compiled records, what the compiled path did)`` of a batch."""
+    builder = builder or MqConfig(topic="t").record_builder()
+    counting = CountingCompiled(compiled_module())
+    saved = native.module
+    try:
+        native.module = None
+        python = builder.build(entries, 7, 1_700_000_000_000)
+        native.module = counting
+        compiled = builder.build(entries, 7, 1_700_000_000_000)
+    finally:
+        native.module = saved
+    return python, compiled, counting
+
+
+def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
+    """Where the compiled module is built, its records for ``entries`` (rows events, every
+    one of which it must write) equal the pure-Python ones. Without it there is nothing to
+    compare; ``tests/unit/mq/test_native_records.py`` then reports it as skipped."""
+    if native.module is None:
+        return
+    roomy = MqConfig(topic="t").record_builder(max_record_bytes=1 << 30)  # megabyte blobs
+    python, compiled, counting = records_both_ways(entries, roomy)
+    assert compiled == python
+    assert counting.written == len(entries) and counting.declined == 0

@@ -1,0 +1,114 @@
+"""The compiled record path writes the same bytes (JSON value, key, headers, partition) as
+the pure-Python FlatMessage path, and leaves to Python what only Python handles."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bridge.config import MqConfig
+from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
+from bridge.parse.rows import Plan, RowDecoder, decoded_row
+from tests.native_paths import records_both_ways
+from tests.unit.parse.test_decoded_rows import CASES
+from tests.unit.parse.test_rows import TABLE
+
+NAMES = ("id", "k2", "note", 'q"uote', "wide\\col", "émoji")
+TEXTS = ("", "a", "0", "-12.50", 'say "hi"\\', "tab\there\nnew\r", "\x00\x01\x1f\x7f", "é😀\u2028")
+
+
+def _plan(present: tuple[int, ...], keys: tuple[str, ...]) -> Plan:
+    return Plan.described(
+        [(i, NAMES[i], NAMES[i] in keys, f"varchar({i + 1})", 12) for i in present]
+    )
+
+
+def _entry(event_type: EventType, rows: tuple[RowData, ...], table: str = "orders") -> Entry:
+    header = Header("mariadb-bin.000001", 4, 1, 1000, "shop", table, event_type, "0-1-2", 50)
+    return Entry(header, EntryType.ROWDATA, RowChange(event_type, row_datas=rows))
+
+
+def _random_entry(rng: random.Random) -> Entry:
+    keys = rng.choice([(), ("id",), ("id", "k2")])
+    full = _plan(tuple(range(len(NAMES))), keys)
+    plans = [full, _plan((0, 2, 3), keys), _plan((0, 1, 4, 5), keys)]
+    event_type = rng.choice([EventType.INSERT, EventType.UPDATE, EventType.DELETE])
+    key_pool = [rng.choice(["1", "2", None]) for _ in range(2)]
+
+    def values(plan: Plan) -> tuple[str | None, ...]:
+        return tuple(
+            rng.choice(key_pool) if name in ("id", "k2") else rng.choice((*TEXTS, None))
+            for name in plan.names
+        )
+
+    def types(plan: Plan) -> tuple[int, ...]:
+        return tuple(rng.choice((12, 12, 4, -5)) for _ in plan.names)
+
+    rows = []
+    for _ in range(rng.choice((1, 1, 2, 5))):
+        old = rng.choice(plans) if event_type is not EventType.INSERT else None
+        new = rng.choice(plans) if event_type is not EventType.DELETE else None
+        old_values = values(old) if old else ()
+        new_values = values(new) if new else ()
+        if old and new is old and rng.random() < 0.5:  # some columns unchanged
+            new_values = tuple(
+                v if rng.random() < 0.5 else o for v, o in zip(new_values, old_values, strict=True)
+            )
+        rows.append(
+            decoded_row(
+                old,
+                old_values,
+                types(old) if old else (),
+                new,
+                new_values,
+                types(new) if new else (),
+            )
+        )
+    return _entry(event_type, tuple(rows), table=rng.choice(["orders", ""]))
+
+
+def test_random_rows_events_give_the_same_records_both_ways() -> None:
+    rng = random.Random(20261122)
+    entries = [_random_entry(rng) for _ in range(500)]
+    python, compiled, counting = records_both_ways(entries)
+    assert compiled == python
+    assert counting.written == len(entries) and counting.declined == 0
+    assert {r.key.count(b"[") for r in python} == {0, 1}  # composite / null keys were covered
+
+
+@pytest.mark.parametrize(("kind", "event_type", "body"), CASES)
+def test_decoded_rows_of_real_row_images_give_the_same_records(
+    kind: str, event_type: EventType, body: bytes
+) -> None:
+    entry = _entry(event_type, RowDecoder(TABLE).decode(kind, body))  # type: ignore[arg-type]
+    python, compiled, counting = records_both_ways([entry])
+    assert compiled == python and counting.written == 1
+
+
+def test_rows_without_decoded_images_and_ddl_stay_on_the_python_path() -> None:
+    (row,) = RowDecoder(TABLE).decode(*CASES[0][::2])[:1]  # type: ignore[misc]
+    plain = _entry(EventType.INSERT, (RowData(before=row.before, after=row.after),))
+    header = Header("f", 4, 1, 1000, "shop", "orders", EventType.ALTER, "", 50)
+    ddl = Entry(header, EntryType.ROWDATA, RowChange(EventType.ALTER, is_ddl=True, sql="alter x"))
+    python, compiled, counting = records_both_ways([plain, ddl])
+    assert compiled == python and len(python) == 2
+    assert counting.written == 0
+
+
+def test_hashed_partitions_and_oversize_records_are_left_to_python() -> None:
+    rng = random.Random(7)
+    entries = [_random_entry(rng) for _ in range(50)]
+    hashed = MqConfig(topic="t", partitions=3, partition_hash=".*\\..*:$pk$").record_builder()
+    python, compiled, counting = records_both_ways(entries, hashed)
+    assert compiled == python and counting.written == 0
+    assert len({r.partition for r in python}) > 1
+
+    one_partition = MqConfig(topic="t", partitions=1, partition_hash=".*\\..*:$pk$")
+    python, compiled, counting = records_both_ways(entries, one_partition.record_builder())
+    assert compiled == python and counting.written == len(entries)
+
+    small = MqConfig(topic="t", oversize="split").record_builder(max_record_bytes=1200)
+    python, compiled, counting = records_both_ways(entries, small)
+    assert compiled == python
+    assert len(python) > len(entries)  # some messages were too large and split
