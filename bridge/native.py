@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
-from typing import Protocol, cast
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, cast
 
 
 class Compiled(Protocol):
     """What ``canal_bridge_native`` offers (its Rust source says how each mirrors Python)."""
+
+    def ImageReader(  # noqa: N802  (a class in the compiled module)
+        self,
+        specs: Sequence[tuple[int, int, int, int, int] | None],
+        null_types: Sequence[int],
+        decoders: Sequence[Callable[[bytes, int], tuple[str, int, int]]],
+        fallback: Callable[[bytes, int], Any],
+    ) -> Callable[[bytes, int], Any]:
+        """A row image reader for one plan (``bridge.parse.compiled``)."""
+        ...
 
     def rows_record(  # noqa: PLR0917  (one flat call per rows event)
         self,

@@ -69,3 +69,22 @@ def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
     python, compiled, counting = records_both_ways(entries, roomy)
     assert compiled == python
     assert counting.written == len(entries) and counting.declined == 0
+
+
+def read_by_compiled_reader(entries: Sequence[Entry]) -> bool:
+    """Whether every row image of ``entries`` was read by the compiled reader, none of them
+    handed back to the Python reader."""
+    module = native.module
+    if module is None:
+        return False
+    reader_type: Any = module.ImageReader
+    plans = [
+        plan
+        for entry in entries
+        for row in (entry.row_change.row_datas if entry.row_change else ())
+        for plan in (getattr(row, "old_plan", None), getattr(row, "new_plan", None))
+        if plan is not None
+    ]
+    return bool(plans) and all(
+        isinstance(plan.read, reader_type) and plan.read.declined == 0 for plan in plans
+    )

@@ -32,6 +32,7 @@ from datetime import tzinfo
 from typing import Any, Literal
 
 from bridge.entry import Column, RowData
+from bridge.parse.compiled import Spec, column_spec, image_reader
 from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.parse.values import (
     DecodeOptions,
@@ -115,15 +116,19 @@ class Plan:
 
     __slots__ = ("columns", "indexes", "keys", "mysql_types", "names", "null_bytes", "read")
 
-    def __init__(self, steps: tuple[tuple[Any, ...], ...]) -> None:
-        # Per present column: (decoder, index, name, is_key, mysql_type, null sql_type).
+    def __init__(
+        self, steps: tuple[tuple[Any, ...], ...], specs: Sequence[Spec | None] = ()
+    ) -> None:
+        # Per present column: (decoder, index, name, is_key, mysql_type, null sql_type), and
+        # how the compiled reader decodes it (``bridge.parse.compiled``; () for none).
         self.columns = steps
         self.indexes = tuple(step[1] for step in steps)
         self.names: tuple[str, ...] = tuple(step[2] for step in steps)
         self.keys: tuple[bool, ...] = tuple(step[3] for step in steps)
         self.mysql_types: tuple[str, ...] = tuple(step[4] for step in steps)
         self.null_bytes = (len(steps) + 7) // 8
-        self.read: ImageReader = _image_reader(steps, self.null_bytes)
+        python_reader = _image_reader(steps, self.null_bytes)
+        self.read: ImageReader = image_reader(steps, specs, python_reader)
 
     @classmethod
     def described(cls, columns: Sequence[tuple[int, str, bool, str, int]]) -> Plan:
@@ -335,16 +340,20 @@ class RowDecoder:
             options = replace(options, time_zone=time_zone)
         self.table = table
         self.options = options
-        self._steps = tuple(self._step(col, options) for col in table.columns)
+        steps = [self._step(col, options) for col in table.columns]
+        self._steps = tuple(step for step, _ in steps)
+        self._specs = tuple(spec for _, spec in steps)
         self._plans: dict[bytes, Plan] = {}
 
     @staticmethod
-    def _step(col: ColumnMeta, options: DecodeOptions) -> tuple[Any, ...]:
+    def _step(col: ColumnMeta, options: DecodeOptions) -> tuple[tuple[Any, ...], Spec | None]:
+        """A column's step of a plan, and its compiled reader spec (None: Python only)."""
         try:
             decoder = make_decoder(col, options)
+            spec = column_spec(col, options)
         except UnsupportedColumnType as exc:
-            decoder = _failing(exc)
-        return (
+            decoder, spec = _failing(exc), None
+        step = (
             decoder,
             col.index,
             col.name,
@@ -352,6 +361,7 @@ class RowDecoder:
             col.mysql_type,
             null_sql_type(col, options),
         )
+        return step, spec
 
     def decode(
         self, kind: RowsKind, body: bytes, column_count: int | None = None
@@ -393,8 +403,8 @@ class RowDecoder:
         plan = self._plans.get(bitmap)
         if plan is None:
             present = int.from_bytes(bitmap, "little")
-            steps = tuple(step for i, step in enumerate(self._steps) if present >> i & 1)
-            plan = Plan(steps)
+            chosen = [i for i in range(len(self._steps)) if present >> i & 1]
+            plan = Plan(tuple(self._steps[i] for i in chosen), [self._specs[i] for i in chosen])
             if len(self._plans) < _MAX_PLANS:
                 self._plans[bitmap] = plan
         return plan

@@ -181,6 +181,17 @@ def _truncated(data: bytes, end: int) -> TruncatedRowImage:
 # Integers and floating point
 
 
+# Integer columns: (bytes, sql_type, sql_type of an UNSIGNED value above the signed range).
+# INT24's UNSIGNED values stay INTEGER.
+INTEGER_LAYOUTS: dict[int, tuple[int, int, int]] = {
+    MysqlType.TINY: (1, _T.TINYINT, _T.SMALLINT),
+    MysqlType.SHORT: (2, _T.SMALLINT, _T.INTEGER),
+    MysqlType.INT24: (3, _T.INTEGER, _T.INTEGER),
+    MysqlType.LONG: (4, _T.INTEGER, _T.BIGINT),
+    MysqlType.LONGLONG: (8, _T.BIGINT, _T.DECIMAL),
+}
+
+
 def _integer(fmt: struct.Struct, size: int, sql_type: int, wider: int) -> DecoderFactory:
     """canal reads every integer signed; an UNSIGNED column whose raw value is negative gets
     ``2**bits`` added and the next wider JDBC type (TINYINT 200 -> SMALLINT, 5 stays TINYINT)."""
@@ -698,7 +709,7 @@ def text_decoder(col: ColumnMeta) -> TextDecoder | None:
     return decode
 
 
-def _plain_codec(col: ColumnMeta) -> str | None:
+def plain_codec(col: ColumnMeta) -> str | None:
     """The Python codec of a text column that ``bytes.decode(codec, "replace")`` renders
     (None for MySQL's latin1, which has a table of its own); call after ``text_decoder``."""
     name = col.charset or "utf-8"
@@ -758,7 +769,7 @@ def _prefixed_text(size: int, col: ColumnMeta, text_type: int) -> ValueDecoder:
     strings are most of the values of a typical row."""
     text = text_decoder(col)
     to_text, sql_type = (text, text_type) if text is not None else (_latin1, _T.BLOB)
-    codec = _plain_codec(col) if text is not None else "latin-1"
+    codec = plain_codec(col) if text is not None else "latin-1"
     if size == 1 and codec is not None:
 
         def one(data: bytes, pos: int) -> tuple[str, int, int]:
@@ -920,11 +931,11 @@ def _jsonb_opaque(field_type: int, raw: bytes, quirk: bool) -> str:
 
 
 DECODERS: dict[int, DecoderFactory] = {
-    MysqlType.TINY: _integer(_I8, 1, _T.TINYINT, _T.SMALLINT),
-    MysqlType.SHORT: _integer(_I16, 2, _T.SMALLINT, _T.INTEGER),
+    MysqlType.TINY: _integer(_I8, *INTEGER_LAYOUTS[MysqlType.TINY]),
+    MysqlType.SHORT: _integer(_I16, *INTEGER_LAYOUTS[MysqlType.SHORT]),
     MysqlType.INT24: _int24,
-    MysqlType.LONG: _integer(_I32, 4, _T.INTEGER, _T.BIGINT),
-    MysqlType.LONGLONG: _integer(_I64, 8, _T.BIGINT, _T.DECIMAL),
+    MysqlType.LONG: _integer(_I32, *INTEGER_LAYOUTS[MysqlType.LONG]),
+    MysqlType.LONGLONG: _integer(_I64, *INTEGER_LAYOUTS[MysqlType.LONGLONG]),
     MysqlType.NEWDECIMAL: _decimal,
     MysqlType.FLOAT: _float,
     MysqlType.DOUBLE: _double,

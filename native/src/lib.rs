@@ -2,6 +2,7 @@
 //! with the same output; `bridge.native` picks this module when it is installed.
 
 mod flat;
+mod image;
 mod json;
 
 use pyo3::prelude::*;
@@ -9,6 +10,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
+    module.add_class::<image::ImageReader>()?;
     module.add("UPDATE", flat::UPDATE)?;
     module.add("DELETE", flat::DELETE)?;
     Ok(())

@@ -11,6 +11,9 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+import pytest
+
+from bridge import native
 from bridge.entry import Column, Entry, EventType
 from bridge.types import JdbcType as J
 from tests.conftest import MysqlEndpoint
@@ -22,9 +25,21 @@ from tests.integration.binlog_helpers import (
     rows_of,
     source_config,
 )
-from tests.native_paths import assert_compiled_records_match
+from tests.native_paths import (
+    assert_compiled_records_match,
+    compiled_module,
+    read_by_compiled_reader,
+)
 
 Expected = dict[str, tuple[str | None, int]]
+
+
+@pytest.fixture(autouse=True, params=["python", "compiled"])
+def parse_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every expectation below holds for the pure-Python decoders and the compiled reader."""
+    path: str = request.param
+    monkeypatch.setattr(native, "module", compiled_module() if path == "compiled" else None)
+    return path
 
 
 def _inserted(
@@ -55,6 +70,8 @@ def _inserted(
     for entry in mine:
         assert entry.header.event_type is EventType.INSERT
     assert_compiled_records_match(mine)
+    if native.module is not None:
+        assert read_by_compiled_reader(mine)
     return mine
 
 

@@ -1,0 +1,138 @@
+"""The compiled row image reader against the Python one, on random bytes: for every image,
+the same values and sql types, or the same error. Random bytes reach what the type corpus
+never writes (corrupt DECIMAL groups, negative fractions, invalid UTF-8, truncation)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from bridge import native
+from bridge.parse.rows import RowDecoder
+from bridge.parse.table_meta import ColumnMeta, TableMeta
+from bridge.parse.values import DecodeOptions
+from bridge.parse.values import MysqlType as T
+from tests.native_paths import compiled_module
+
+from .rowbytes import bitmap, datetime2_bytes, decimal_bytes
+
+_Value = Callable[[random.Random], bytes]
+
+
+def _sized(size: int) -> _Value:
+    return lambda rng: rng.randbytes(size)
+
+
+def _prefixed(prefix: int, utf8: bool) -> _Value:
+    def value(rng: random.Random) -> bytes:
+        if utf8 and rng.random() < 0.7:
+            text = "".join(rng.choice('aZ0 é😀"\\\n\x00') for _ in range(rng.randrange(12)))
+            raw = text.encode()
+        else:
+            raw = rng.randbytes(rng.randrange(12))
+        return len(raw).to_bytes(prefix, "little") + raw
+
+    return value
+
+
+def _decimal(precision: int, scale: int) -> _Value:
+    def value(rng: random.Random) -> bytes:
+        if rng.random() < 0.01:
+            return rng.randbytes(len(decimal_bytes("0", precision, scale)))
+        digits = "".join(rng.choice("0123456789") for _ in range(precision))
+        sign = rng.choice(["", "-"])
+        text = f"{sign}{digits[: precision - scale] or '0'}.{digits[precision - scale :] or '0'}"
+        return decimal_bytes(text, precision, scale)
+
+    return value
+
+
+def _datetime2(fsp: int) -> _Value:
+    def value(rng: random.Random) -> bytes:
+        if rng.random() < 0.02:
+            return rng.randbytes(5 + (fsp + 1) // 2)
+        when = [rng.randrange(1, 9999), rng.randrange(13), rng.randrange(32)]
+        clock = [rng.randrange(24), rng.randrange(60), rng.randrange(60)]
+        return datetime2_bytes(*when, *clock, rng.randrange(10**6) // 10 ** (6 - fsp), fsp)
+
+    return value
+
+
+COLUMNS: list[tuple[ColumnMeta, _Value]] = []
+
+
+def _add(meta: ColumnMeta, value: _Value) -> None:
+    COLUMNS.append((replace(meta, index=len(COLUMNS), name=f"c{len(COLUMNS)}"), value))
+
+
+for code, size in ((T.TINY, 1), (T.SHORT, 2), (T.INT24, 3), (T.LONG, 4), (T.LONGLONG, 8)):
+    for unsigned in (False, True):
+        _add(ColumnMeta(0, "", code, "int", unsigned=unsigned), _sized(size))
+for precision, scale in ((12, 2), (10, 0), (5, 5), (65, 30), (20, 9), (3, 1), (19, 10)):
+    _add(
+        ColumnMeta(0, "", T.NEWDECIMAL, "decimal", precision=precision, scale=scale),
+        _decimal(precision, scale),
+    )
+for fsp in range(7):
+    _add(ColumnMeta(0, "", T.DATETIME2, "datetime", fsp=fsp), _datetime2(fsp))
+    _add(ColumnMeta(0, "", T.TIME2, "time", fsp=fsp), _sized(3 + (fsp + 1) // 2))
+_add(ColumnMeta(0, "", T.DATE, "date"), _sized(3))
+_add(ColumnMeta(0, "", T.YEAR, "year"), _sized(1))
+_add(ColumnMeta(0, "", T.VARCHAR, "varchar", charset="utf8mb4", max_length=64), _prefixed(1, True))
+_add(ColumnMeta(0, "", T.VARCHAR, "varchar", charset="utf8mb4", max_length=900), _prefixed(2, True))
+_add(ColumnMeta(0, "", T.STRING, "char", charset="utf8mb4", max_length=40), _prefixed(1, True))
+_add(
+    ColumnMeta(0, "", T.VARCHAR, "varbinary", charset="binary", max_length=16), _prefixed(1, False)
+)
+for prefix in (1, 2, 3, 4):
+    _add(
+        ColumnMeta(0, "", T.BLOB, "blob", charset="binary", max_length=prefix),
+        _prefixed(prefix, False),
+    )
+    _add(
+        ColumnMeta(0, "", T.BLOB, "text", charset="utf8mb4", max_length=prefix),
+        _prefixed(prefix, True),
+    )
+_add(ColumnMeta(0, "", T.DOUBLE, "double"), _sized(8))  # decoded by Python, called from Rust
+_add(ColumnMeta(0, "", T.VARCHAR, "varchar", charset="latin1", max_length=20), _prefixed(1, False))
+
+TABLE = TableMeta("shop", "fuzz", tuple(meta for meta, _ in COLUMNS))
+
+
+def _body(rng: random.Random, rows: int) -> bytes:
+    body = bitmap([True] * len(COLUMNS))
+    for _ in range(rows):
+        nulls = [rng.random() < 0.2 for _ in COLUMNS]
+        body += bitmap(nulls)
+        body += b"".join(v(rng) for (_, v), null in zip(COLUMNS, nulls, strict=True) if not null)
+    return body
+
+
+def _decode(decoder: RowDecoder, body: bytes) -> object:
+    try:
+        return [(r.new_values, r.new_types) for r in decoder.decode("insert", body)]  # type: ignore[attr-defined]
+    except Exception as exc:  # the outcome compared is the error itself
+        return (type(exc), str(exc))
+
+
+@pytest.mark.parametrize("quirk", [False, True])
+def test_random_images_decode_the_same_in_both_readers(
+    quirk: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = DecodeOptions(canal_decimal_quirk=quirk)
+    compiled = compiled_module()
+    rng = random.Random(quirk)
+    outcomes = {"rows": 0, "errors": 0}
+    for _ in range(400):
+        body = _body(rng, rng.choice((1, 3)))
+        if rng.random() < 0.1:
+            body = body[: rng.randrange(len(body))]  # truncated somewhere
+        monkeypatch.setattr(native, "module", None)
+        expected = _decode(RowDecoder(TABLE, options=options), body)
+        monkeypatch.setattr(native, "module", compiled)
+        assert _decode(RowDecoder(TABLE, options=options), body) == expected
+        outcomes["errors" if isinstance(expected, tuple) else "rows"] += 1
+    assert outcomes["rows"] > 150 and outcomes["errors"] > 20, outcomes
