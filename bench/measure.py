@@ -47,6 +47,43 @@ class Usage:
     peak_rss_mb: float
 
 
+SERVICES_DIR = (
+    Path(os.environ.get("CANAL_BRIDGE_VAR_DIR", Path(__file__).resolve().parent.parent / "var"))
+    / "services"
+)
+
+
+@dataclass(frozen=True)
+class SharedCpu:
+    """CPU seconds so far of what shares the machine with the bridge: the local Kafka broker
+    and MariaDB (from ``deploy/local/services.sh``'s PID files; 0 when not started there) and
+    every process of the machine together."""
+
+    kafka_s: float
+    mariadb_s: float
+    machine_s: float
+
+    def __sub__(self, earlier: SharedCpu) -> SharedCpu:
+        return SharedCpu(
+            self.kafka_s - earlier.kafka_s,
+            self.mariadb_s - earlier.mariadb_s,
+            self.machine_s - earlier.machine_s,
+        )
+
+
+def shared_cpu() -> SharedCpu:
+    def service(name: str) -> float:
+        try:
+            return usage_of(int((SERVICES_DIR / name / f"{name}.pid").read_text())).cpu_s
+        except (OSError, ValueError):
+            return 0.0
+
+    # /proc/stat's first line: user nice system idle iowait irq softirq steal ... (ticks)
+    ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    busy = sum(ticks) - ticks[3] - ticks[4]
+    return SharedCpu(service("kafka"), service("mariadb"), busy / CLOCK_TICKS)
+
+
 def usage_of(pid: int) -> Usage:
     cpu = peak_kb = 0.0
     for index, member in enumerate(_process_tree(pid)):

@@ -44,10 +44,12 @@ from bench.kafka_read import append_times, count_rows
 from bench.measure import (
     BridgeRun,
     FloorResult,
+    SharedCpu,
     create_topic,
     delete_topic,
     mariadb_binlog_floor,
     replication_floor,
+    shared_cpu,
     usage_of,
 )
 from bench.workloads import (
@@ -77,6 +79,7 @@ class Round:
     binlog_bytes: int
     replication_floor_s: float
     replication_floor_cpu_s: float
+    shared: SharedCpu  # Kafka broker, MariaDB and machine CPU while streaming
 
 
 def run_workload(
@@ -118,9 +121,9 @@ def run_workload(
         try:
             bridge.start_process()
             t_read = bridge.wait_for_log(READING)
-            cpu_read = usage_of(bridge.pid).cpu_s
+            cpu_read, shared_read = usage_of(bridge.pid).cpu_s, shared_cpu()
             t_done = bridge.wait_for_rows(expected, timeout_s=600 + expected / 1000)
-            usage = usage_of(bridge.pid)
+            usage, shared = usage_of(bridge.pid), shared_cpu() - shared_read
         finally:
             bridge.stop()
         if index == 0:
@@ -145,6 +148,7 @@ def run_workload(
             binlog_bytes=binlog.bytes,
             replication_floor_s=decoded.wall_s,
             replication_floor_cpu_s=decoded.cpu_s,
+            shared=shared,
         )
         print(f"[{name}] round {index + 1}: {summary(result)}", flush=True)
         rounds.append(result)
@@ -156,7 +160,9 @@ def summary(r: Round) -> str:
         f"{r.rows / r.stream_s:,.0f} rows/s from dump start ({r.rows / r.total_s:,.0f} from "
         f"spawn), {r.stream_cpu_s / r.rows * 1e6:.1f} CPU s/M rows, peak RSS "
         f"{r.peak_rss_mb:.0f} MB; mariadb-binlog {r.binlog_floor_s:.2f}s, mysql-replication "
-        f"{r.replication_floor_s:.2f}s vs bridge {r.stream_s:.2f}s"
+        f"{r.replication_floor_s:.2f}s vs bridge {r.stream_s:.2f}s; Kafka broker "
+        f"{r.shared.kafka_s / r.rows * 1e6:.1f}, MariaDB {r.shared.mariadb_s / r.rows * 1e6:.1f} "
+        f"CPU s/M rows, machine busy {r.shared.machine_s / r.stream_s:.2f} cores"
     )
 
 
@@ -252,6 +258,9 @@ def medians(result: dict[str, Any]) -> dict[str, float]:
         "replication_ratio": statistics.median(r.replication_floor_s / r.stream_s for r in rounds),
         "replication_rows_per_s": statistics.median(r.rows / r.replication_floor_s for r in rounds),
         "binlog_mb": rounds[0].binlog_bytes / 1e6,
+        "kafka_per_m": statistics.median(r.shared.kafka_s / r.rows * 1e6 for r in rounds),
+        "mariadb_per_m": statistics.median(r.shared.mariadb_s / r.rows * 1e6 for r in rounds),
+        "busy_cores": statistics.median(r.shared.machine_s / r.stream_s for r in rounds),
     }
 
 
@@ -309,8 +318,9 @@ def report(
         lines += [
             "| workload | row changes | binlog MB | rows/s (from dump start) | rows/s (from spawn) "
             "| CPU s / M rows | peak RSS MB | x mariadb-binlog time | mysql-replication rows/s "
-            "| bridge speed-up over mysql-replication |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| bridge speed-up over mysql-replication | Kafka broker / MariaDB CPU s / M rows "
+            "| machine busy (cores) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for result in results:
             m = medians(result)
@@ -325,7 +335,8 @@ def report(
                 f"| {result['workload']} | {m['rows']:,} | {size} "
                 f"| {m['rows_per_s']:,.0f} | {m['rows_per_s_spawn']:,.0f} "
                 f"| {m['cpu_per_m']:.1f} ({m['cpu_per_m_total']:.1f} with start-up) "
-                f"| {m['peak_rss_mb']:.0f} {floors}"
+                f"| {m['peak_rss_mb']:.0f} {floors} {m['kafka_per_m']:.1f} / "
+                f"{m['mariadb_per_m']:.1f} | {m['busy_cores']:.2f} |"
             )
         rounds = len(results[0]["rounds"])
         lines += ["", f"Medians of {rounds} round(s)."]

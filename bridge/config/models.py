@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from bridge import native
 from bridge.config.fields import (
     NAME,
     SECRET_WORDS,
@@ -292,7 +293,16 @@ class DestinationConfig(_Model):
     on_purged: Literal["fail", "oldest", "latest"] = "fail"
     fallback_interval_s: int = Field(default=60, ge=0)
     heartbeat_period_s: float = Field(default=15, gt=0)
-    parser_process: bool = True
+    # None: a child process only where the compiled hot path is missing (bridge.native).
+    parser_process: bool | None = None
+
+    def reads_in_a_child_process(self) -> bool:
+        """Whether the binlog is read and decoded in a child process. With the compiled hot
+        path a thread is faster and cheaper: shipping entries between processes then costs
+        more than decoding them (docs/benchmarks.md)."""
+        if self.parser_process is not None:
+            return self.parser_process
+        return native.module is None
 
     @model_validator(mode="after")
     def _transaction_fits_the_store(self) -> DestinationConfig:

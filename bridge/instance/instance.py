@@ -207,7 +207,7 @@ class Instance:
 
 
 def _default_parser(config: DestinationConfig) -> EntryReader:
-    if config.parser_process:
+    if config.reads_in_a_child_process():
         return ParserProcess(
             config.source,
             time_zone=config.timestamp_time_zone,

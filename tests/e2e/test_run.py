@@ -166,12 +166,21 @@ def setup(
     return {"topic": topic, "config": config, "schema": scratch_schema}
 
 
+@pytest.mark.parametrize(
+    "env",
+    [{}, {"CANAL_BRIDGE_NATIVE": "0"}],
+    ids=["compiled-thread", "pure-python-child-process"],
+)
 def test_mixed_workload_arrives_complete_in_order_on_canals_partitions(
-    setup: dict[str, Any], mysql: MysqlEndpoint, kafka_bootstrap: str
+    setup: dict[str, Any], mysql: MysqlEndpoint, kafka_bootstrap: str, env: dict[str, str]
 ) -> None:
-    bridge = BridgeProcess(setup["config"]).start()
+    """Both ways the bridge runs by default: the compiled hot path with the parser in a
+    thread, and the pure-Python one with the parser in a child process."""
+    bridge = BridgeProcess(setup["config"], env=env).start()
     try:
         bridge.wait_for_output("reading")  # the start position is taken before the workload
+        path = "pure Python" if env else "compiled (canal-bridge-native)"
+        assert f"record path: {path}" in bridge.output()
         final = _workload(mysql, setup["schema"], keys=20, rounds=4)
         records = _collect(kafka_bootstrap, setup["topic"], final, timeout_s=90)
         bridge.signal(signal.SIGTERM)
