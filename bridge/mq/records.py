@@ -25,6 +25,7 @@ from bridge.mq.flat_message import (
     split_rows,
 )
 from bridge.mq.routing import PartitionRouter, TopicPartitions, TopicRouter, record_key
+from bridge.parse.construct import slotted_constructor
 
 # Headers every record carries: where the change comes from in the source's binlog.
 HEADER_FILE = "binlog.file"
@@ -48,6 +49,10 @@ class OutgoingRecord:
     key: bytes
     value: bytes
     headers: tuple[tuple[str, bytes], ...]
+
+
+# Positional, without the frozen dataclass __init__: one record per rows event.
+_new_record = slotted_constructor(OutgoingRecord)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +192,7 @@ class RecordBuilder:
         if len(value) > self._value_budget(key, headers):
             return None
         partition = self.partitions.partition_for(database, table, None, (), count)
-        return OutgoingRecord(topic, partition, key, value, headers)
+        return _new_record(topic, partition, key, value, headers)
 
     def _records_of(self, sourced: SourcedMessage) -> list[OutgoingRecord]:
         message, header = sourced.message, sourced.header
@@ -215,7 +220,7 @@ class RecordBuilder:
         value = message.to_json()
         budget = self._value_budget(key, headers)
         if len(value) <= budget:
-            return [OutgoingRecord(topic, partition, key, value, headers)]
+            return [_new_record(topic, partition, key, value, headers)]
         where = (
             f"{message.database}.{message.table} {message.type} in batch {message.id} "
             f"at {header.logfile_name}:{header.logfile_offset}"
