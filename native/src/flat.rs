@@ -366,6 +366,31 @@ fn record_key(database: &str, table: &str, message: &Message) -> Vec<u8> {
     key
 }
 
+/// A JSON array of already written row objects, or null when there are none.
+fn write_rows(out: &mut Vec<u8>, count: usize, rows: &[u8]) {
+    if count == 0 {
+        out.extend_from_slice(b"null");
+    } else {
+        out.push(b'[');
+        out.extend_from_slice(rows);
+        out.push(b']');
+    }
+}
+
+/// A JSON object of name -> value in insertion order, or null when empty.
+fn write_map<V>(out: &mut Vec<u8>, map: &[(String, V)], write_value: impl Fn(&mut Vec<u8>, &V)) {
+    if map.is_empty() {
+        out.extend_from_slice(b"null");
+        return;
+    }
+    out.push(b'{');
+    for (i, (name, value)) in map.iter().enumerate() {
+        write_key(out, i == 0, name);
+        write_value(out, value);
+    }
+    out.push(b'}');
+}
+
 /// ``(value, key)`` of the record of one rows event, or None to use the pure-Python path.
 #[pyfunction]
 #[pyo3(signature = (id, database, table, kind, event_type, es, ts, sql, gtid, rows))]
@@ -388,13 +413,7 @@ pub fn rows_record<'py>(
     };
     let mut out = Vec::with_capacity(message.data.len() + message.old.len() + 256);
     out.extend_from_slice(b"{\"data\":");
-    if message.data_rows == 0 {
-        out.extend_from_slice(b"null");
-    } else {
-        out.push(b'[');
-        out.extend_from_slice(&message.data);
-        out.push(b']');
-    }
+    write_rows(&mut out, message.data_rows, &message.data);
     out.extend_from_slice(b",\"database\":");
     write_str(&mut out, database);
     out.extend_from_slice(b",\"es\":");
@@ -404,24 +423,9 @@ pub fn rows_record<'py>(
     out.extend_from_slice(b",\"id\":");
     write_int(&mut out, id);
     out.extend_from_slice(b",\"isDdl\":false,\"mysqlType\":");
-    if message.mysql_types.is_empty() {
-        out.extend_from_slice(b"null");
-    } else {
-        out.push(b'{');
-        for (i, (name, mysql_type)) in message.mysql_types.iter().enumerate() {
-            write_key(&mut out, i == 0, name);
-            write_str(&mut out, mysql_type);
-        }
-        out.push(b'}');
-    }
+    write_map(&mut out, &message.mysql_types, |out, v| write_str(out, v));
     out.extend_from_slice(b",\"old\":");
-    if message.old_rows == 0 {
-        out.extend_from_slice(b"null");
-    } else {
-        out.push(b'[');
-        out.extend_from_slice(&message.old);
-        out.push(b']');
-    }
+    write_rows(&mut out, message.old_rows, &message.old);
     out.extend_from_slice(b",\"pkNames\":");
     if message.pk_names.is_empty() {
         out.extend_from_slice(b"null");
@@ -438,16 +442,7 @@ pub fn rows_record<'py>(
     out.extend_from_slice(b",\"sql\":");
     write_str(&mut out, sql);
     out.extend_from_slice(b",\"sqlType\":");
-    if message.sql_types.is_empty() {
-        out.extend_from_slice(b"null");
-    } else {
-        out.push(b'{');
-        for (i, (name, sql_type)) in message.sql_types.iter().enumerate() {
-            write_key(&mut out, i == 0, name);
-            write_int(&mut out, *sql_type);
-        }
-        out.push(b'}');
-    }
+    write_map(&mut out, &message.sql_types, |out, v| write_int(out, *v));
     out.extend_from_slice(b",\"table\":");
     write_str(&mut out, table);
     out.extend_from_slice(b",\"ts\":");
