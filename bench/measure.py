@@ -140,7 +140,7 @@ class BridgeRun:
     schema: str
     topic: str
     start: tuple[str, int] | None
-    batch_size: int = 1000
+    batch_size: int | None = None  # None: the bridge's default
     get_timeout_ms: int = 100
     producer: dict[str, Any] | None = None
     env: dict[str, str] | None = None
@@ -170,10 +170,11 @@ class BridgeRun:
                 "slave_id": 30000 + os.getpid() % 10000,
             },
             "filter": {"regex": self.schema + r"\..*"},
-            "batch_size": self.batch_size,
             "get_timeout_ms": self.get_timeout_ms,
             "mq": {"topic": self.topic},
         }
+        if self.batch_size is not None:
+            destination["batch_size"] = self.batch_size
         if self.start is not None:
             destination["start"] = {"journal_name": self.start[0], "position": self.start[1]}
         destination.update(self.settings or {})

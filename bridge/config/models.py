@@ -284,7 +284,10 @@ class DestinationConfig(_Model):
     source: SourceConfig
     start: StartConfig = StartConfig()
     filter: FilterConfig = FilterConfig()
-    batch_size: int = Field(default=1000, ge=1)
+    # Entries per batch. Batches go to Kafka one at a time, so each costs a round trip of
+    # waiting for confirmations: 4096 keeps that wait small against the batch's work
+    # (docs/benchmarks.md); the store's buffer_size must be larger to keep the parser busy.
+    batch_size: int = Field(default=4096, ge=1)
     get_timeout_ms: int | None = Field(default=100, description="None: now; <= 0: block; > 0: wait")
     transaction_size: int = Field(default=1024, ge=1)
     store: StoreConfig = StoreConfig()

@@ -8,7 +8,7 @@ lacks: a record key, binlog headers, a DDL policy and an oversize policy.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import orjson
@@ -38,8 +38,18 @@ RECORD_OVERHEAD = 256
 # librdkafka's default message.max.bytes.
 DEFAULT_MAX_RECORD_BYTES = 1_000_000
 
-# Row change kinds as the compiled path numbers them.
-_NATIVE_KINDS = {EventType.INSERT: 0, EventType.UPDATE: 1, EventType.DELETE: 2}
+# Row change kinds as the compiled path numbers and names them.
+_NATIVE_KINDS = {
+    EventType.INSERT: (0, EventType.INSERT.value),
+    EventType.UPDATE: (1, EventType.UPDATE.value),
+    EventType.DELETE: (2, EventType.DELETE.value),
+}
+# The compiled path's routes are cached per table, up to this many tables.
+_MAX_ROUTES = 4096
+# Header names, plus the longest decimal position (20 digits) and server id (10).
+_FIXED_HEADER_BYTES = (
+    len(HEADER_FILE) + len(HEADER_POSITION) + len(HEADER_SERVER_ID) + len(HEADER_GTID) + 30
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +145,9 @@ class RecordBuilder:
     ddl: DdlPolicy = DdlPolicy()
     oversize: OversizePolicy = OversizePolicy()
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    _routes: dict[tuple[str, str], tuple[str, int] | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def build(self, entries: Iterable[Entry], batch_id: int, ts: int) -> list[OutgoingRecord]:
         """All records of one batch, in batch order (then ascending partition per message).
@@ -169,16 +182,15 @@ class RecordBuilder:
         if len(rows) > 1 and any(type(row) is not type(rows[0]) for row in rows):
             return None
         database, table = header.schema_name, header.table_name
-        topic = self.topics.topic_for(database, table)
-        count = self.partition_counts.count_for(topic)
-        if self.partitions.hashing and count != 1:
+        route = self._route(database, table)
+        if route is None:
             return None
         built = compiled.rows_record(
             batch_id,
             database,
             table,
-            kind,
-            change.event_type.value,
+            kind[0],
+            kind[1],
             header.execute_time,
             ts,
             change.sql,
@@ -189,10 +201,36 @@ class RecordBuilder:
             return None
         value, key = built
         headers = binlog_headers(header)
-        if len(value) > self._value_budget(key, headers):
+        if len(value) + len(key) > self._quick_budget(header) and len(value) > (
+            self._value_budget(key, headers)
+        ):
             return None
-        partition = self.partitions.partition_for(database, table, None, (), count)
-        return _new_record(topic, partition, key, value, headers)
+        return _new_record(route[0], route[1], key, value, headers)
+
+    def _route(self, database: str, table: str) -> tuple[str, int] | None:
+        """Topic and partition of a table's rows events, or None when hashing spreads its rows
+        over several partitions (the partition then depends on the row). Cached per table:
+        routing depends only on the names (and the partition counts, fixed in the config)."""
+        routes = self._routes
+        try:
+            return routes[database, table]
+        except KeyError:
+            pass
+        topic = self.topics.topic_for(database, table)
+        count = self.partition_counts.count_for(topic)
+        route = None
+        if not self.partitions.hashing or count == 1:
+            route = (topic, self.partitions.partition_for(database, table, None, (), count))
+        if len(routes) >= _MAX_ROUTES:
+            routes.clear()
+        routes[database, table] = route
+        return route
+
+    def _quick_budget(self, header: Header) -> int:
+        """A lower bound of the value budget of any record of ``header`` (headers at their
+        longest UTF-8 length): a key + value within it fits without counting the headers."""
+        longest = 4 * (len(header.logfile_name) + len(header.gtid)) + _FIXED_HEADER_BYTES
+        return self.max_record_bytes - RECORD_OVERHEAD - longest
 
     def _records_of(self, sourced: SourcedMessage) -> list[OutgoingRecord]:
         message, header = sourced.message, sourced.header

@@ -29,7 +29,7 @@ from bridge.entry import Entry, EntryType, EventType, Header, RowChange
 from bridge.parse.construct import slotted_constructor
 from bridge.parse.ddl import classify_ddl, is_transaction_control
 from bridge.parse.exceptions import SchemaMismatch
-from bridge.parse.framing import HEADER_SIZE, RawEvent
+from bridge.parse.framing import CHECKSUM_SIZE, HEADER_SIZE, RawEvent
 from bridge.parse.rows import RowDecoder, RowsKind
 from bridge.parse.schema import LiveSchema
 from bridge.parse.table_map import build_table_meta
@@ -107,6 +107,9 @@ class EventConverter:
         # Raw path: table id -> decoder of its latest TABLE_MAP, and TABLE_MAP bytes -> decoder.
         self._raw_tables: dict[int, _CachedTable] = {}
         self._table_maps: dict[bytes, _CachedTable] = {}
+        # The body of the last TABLE_MAP mapped (table id and definition): the same one again
+        # maps its table id to the decoder it already has.
+        self._last_table_map = b""
 
     @property
     def journal_name(self) -> str:
@@ -124,6 +127,7 @@ class EventConverter:
                 self._tables.clear()
                 self._raw_tables.clear()
                 self._table_maps.clear()
+                self._last_table_map = b""
             return []
         if isinstance(event, binlog_event.MariadbGtidEvent):
             self._gtid = event.gtid
@@ -170,6 +174,13 @@ class EventConverter:
             return [self._entry(raw, EntryType.TRANSACTIONBEGIN)]
         return None if code in LIBRARY_TYPES else []
 
+    def repeats_table_map(self, data: bytes, checksum: bool) -> bool:
+        """Whether ``data`` is a TABLE_MAP event identical to the last one mapped (one-row
+        events repeat the map of their table before each): it changes nothing, so the parser
+        need not frame, follow or convert it."""
+        end = len(data) - CHECKSUM_SIZE if checksum else len(data)
+        return data[HEADER_SIZE:end] == self._last_table_map
+
     def _raw_table_map(self, raw: RawEvent, parse_table_map: Any) -> None:
         key = raw.data[HEADER_SIZE : raw.body_end]
         cached = self._table_maps.get(key)
@@ -183,6 +194,7 @@ class EventConverter:
                 self._table_maps.clear()
             self._table_maps[key] = cached
         self._raw_tables[int.from_bytes(key[:6], "little")] = cached
+        self._last_table_map = key
 
     def _raw_rows_entry(  # noqa: PLR0917  (one call site, the row kinds table spread out)
         self,

@@ -21,7 +21,7 @@ from pymysqlreplication import event as binlog_event
 
 from bridge.config import SourceConfig
 from bridge.entry import Entry, EntryType
-from bridge.parse.convert import WANTED_EVENTS, EventConverter
+from bridge.parse.convert import TABLE_MAP_EVENT, WANTED_EVENTS, EventConverter
 from bridge.parse.exceptions import BinlogPurged, SourceUnreachable
 from bridge.parse.framing import (
     EventReader,
@@ -142,7 +142,7 @@ class BinlogParser:
                     LiveSchema(conn), facts.time_zone, start.journal_name or ""
                 )
                 wanted = frozenset(WANTED_EVENTS)
-                for raw in self._events(stream, start):
+                for raw in self._events(stream, start, converter.repeats_table_map):
                     entries = converter.convert_raw(raw, tables.build, library.post_header_lengths)
                     if entries is None:
                         event = library.build(raw.data, stream.table_map)
@@ -181,7 +181,14 @@ class BinlogParser:
             self._stream = stream
         return stream
 
-    def _events(self, stream: BinLogStreamReader, start: EntryPosition) -> Iterator[RawEvent]:
+    def _events(
+        self,
+        stream: BinLogStreamReader,
+        start: EntryPosition,
+        repeats_table_map: Callable[[bytes, bool], bool],
+    ) -> Iterator[RawEvent]:
+        """The dump's events; a TABLE_MAP the converter already has is dropped here, before
+        any object is made for it (a reconnect then resumes at that map, which is harmless)."""
         try:
             reader = EventReader(connect(stream), self._before_read)
             checksum = LibraryEvents(stream, _ALLOWED).checksum
@@ -201,6 +208,8 @@ class BinlogParser:
                     raise SourceUnreachable(
                         f"the source {self._source.address} ended the binlog stream"
                     )
+                if data[4] == TABLE_MAP_EVENT and repeats_table_map(data, checksum):
+                    continue
                 raw = RawEvent(data, checksum)
                 follow(stream, raw)
                 reconnected = False

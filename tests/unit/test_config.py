@@ -78,7 +78,7 @@ def test_example_file_takes_the_password_from_the_environment() -> None:
 def test_defaults() -> None:
     config = parse_config(base(), environ={})
     dest = config.destinations[0]
-    assert (dest.batch_size, dest.get_timeout_ms, dest.transaction_size) == (1000, 100, 1024)
+    assert (dest.batch_size, dest.get_timeout_ms, dest.transaction_size) == (4096, 100, 1024)
     assert (dest.store.buffer_size, dest.store.mem_unit, dest.store.mode) == (
         16384,
         1024,
