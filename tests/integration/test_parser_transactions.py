@@ -349,6 +349,42 @@ def test_one_statement_split_over_several_rows_events(
     )
 
 
+def test_repeated_table_maps_and_a_rotation_between_them_lose_no_rows(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    """One-row statements each repeat their table's TABLE_MAP, which the parser skips when it
+    is the one it has; after a binlog rotation the same map (same table id and definition)
+    must be read again, or the new file's rows would have no table."""
+    conn = admin_connection
+    conn.select_db(scratch_schema)
+    execute(conn, "CREATE TABLE rot (id INT PRIMARY KEY, v VARCHAR(8))")
+    start = master_position(conn)
+    _commit(conn, "INSERT INTO rot VALUES (1, 'a')", "UPDATE rot SET v = 'b' WHERE id = 1")
+    execute(conn, "FLUSH BINARY LOGS")
+    _commit(conn, "UPDATE rot SET v = 'c' WHERE id = 1", "INSERT INTO rot VALUES (2, 'd')")
+    end = master_position(conn)
+    assert end.journal_name != start.journal_name
+
+    rows = [
+        e
+        for e in rows_of(read_entries(source_config(mysql), start, end))
+        if e.header.schema_name == scratch_schema
+    ]
+    seen = [
+        (e.header.event_type.value if e.header.event_type else "", e.header.logfile_name)
+        + tuple(c.value for c in row.after)
+        for e in rows
+        if e.row_change
+        for row in e.row_change.row_datas
+    ]
+    assert seen == [
+        ("INSERT", start.journal_name, "1", "a"),
+        ("UPDATE", start.journal_name, "1", "b"),
+        ("UPDATE", end.journal_name, "1", "c"),
+        ("INSERT", end.journal_name, "2", "d"),
+    ]
+
+
 def test_non_transactional_engine_ends_with_a_commit_query(
     mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
 ) -> None:
