@@ -62,13 +62,62 @@ class RowData:
     after: tuple[Column, ...] = ()
 
 
+class RenderedRows:
+    """The rows of one rows event already written as canal's FlatMessage JSON and record key.
+
+    The binlog reader's child process renders them (``bridge.parse.child``) so that the
+    instance carries a few bytes objects instead of row objects across the process boundary.
+    The JSON lacks the batch ``id`` and build ``ts``, known only when a batch is built:
+    ``finish`` puts them in. ``len()`` is the number of rows; there are no row images to read.
+    """
+
+    __slots__ = ("count", "head", "key", "middle", "tail")
+
+    def __init__(self, count: int, head: bytes, middle: bytes, tail: bytes, key: bytes) -> None:
+        self.count = count
+        self.head = head
+        self.middle = middle
+        self.tail = tail
+        self.key = key
+
+    def __len__(self) -> int:
+        return self.count
+
+    def finish(self, batch_id: bytes, ts: bytes) -> bytes:
+        """The record value, given the batch id and build time as JSON numbers."""
+        return b"".join((self.head, batch_id, self.middle, ts, self.tail))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RenderedRows):
+            return NotImplemented
+        return (self.count, self.head, self.middle, self.tail, self.key) == (
+            other.count,
+            other.head,
+            other.middle,
+            other.tail,
+            other.key,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.count, self.head, self.middle, self.tail, self.key))
+
+
 @dataclass(frozen=True, slots=True)
 class RowChange:
     event_type: EventType
     is_ddl: bool = False
     sql: str = ""
     ddl_schema_name: str = ""
-    row_datas: tuple[RowData, ...] = ()
+    row_datas: tuple[RowData, ...] | RenderedRows = ()
+
+
+def row_images(change: RowChange) -> tuple[RowData, ...]:
+    """The row images of a change. Rendered rows have none: the child renders rows only where
+    nothing reads images afterwards (no field filter, no partition hash), so asking is a bug."""
+    rows = change.row_datas
+    if isinstance(rows, RenderedRows):
+        raise TypeError("rows rendered by the binlog reader process have no row images")
+    return rows
 
 
 @dataclass(frozen=True, slots=True)

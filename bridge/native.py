@@ -43,6 +43,21 @@ class Compiled(Protocol):
         insert, 1 update, 2 delete), or None where the pure-Python path must decide."""
         ...
 
+    def rows_record_parts(  # noqa: PLR0917  (one flat call per rows event)
+        self,
+        database: str,
+        table: str,
+        kind: int,
+        event_type: str,
+        es: int,
+        sql: str,
+        gtid: str,
+        rows: Sequence[object],
+    ) -> tuple[bytes, bytes, bytes, bytes] | None:
+        """``rows_record`` without the id and ts: ``(head, middle, tail, key)``, the value
+        being ``head + id + middle + ts + tail``."""
+        ...
+
 
 def _load() -> Compiled | None:
     if os.environ.get("CANAL_BRIDGE_NATIVE", "1") == "0":

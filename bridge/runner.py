@@ -49,7 +49,9 @@ def build_meta(config: BridgeConfig, ha: HaNode | None = None) -> MetaManager:
 def build_instance(
     config: BridgeConfig, destination: DestinationConfig, ha: HaNode | None = None
 ) -> Instance:
-    return Instance(destination, build_meta(config, ha))
+    return Instance(
+        destination, build_meta(config, ha), max_record_bytes=config.kafka.max_message_bytes
+    )
 
 
 class Runner:

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from bridge import native
 from bridge.config import DestinationConfig
 from bridge.entry import Entry, EntryType
 from bridge.instance.exceptions import InstanceFailed
@@ -23,6 +24,7 @@ from bridge.instance.log_position import (
 )
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
+from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, RECORD_OVERHEAD
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
     BinlogPurged,
@@ -40,6 +42,8 @@ from bridge.store.exceptions import StoreStopped
 log = logging.getLogger(__name__)
 
 MQ_CLIENT_ID = 1001
+# Bytes of a record kept free of rendered rows: headers (file name, GTID), batch id, build time.
+RENDER_HEADROOM = 16 * 1024
 
 # Where to start, given what the source is and the last known position (tests inject one).
 FindStart = Callable[[SourceFacts, LogPosition | None], EntryPosition]
@@ -59,7 +63,11 @@ class Instance:
         parser_factory: Callable[[DestinationConfig], EntryReader] | None = None,
         restart_delay_s: float = 2.0,
         find_start: FindStart | None = None,
+        *,
+        max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     ) -> None:
+        """``max_record_bytes``: the Kafka record limit of this destination's worker (records
+        well below it may be rendered by the binlog reader process)."""
         self.config = config
         self.destination = config.name
         self.identity = LogIdentity(config.source.address, config.source.slave_id)
@@ -82,8 +90,11 @@ class Instance:
         self.positions = FailbackLogPositionManager(
             self.memory_positions, MetaLogPositionManager(meta)
         )
-        make_parser = parser_factory or _default_parser
-        self.parser = make_parser(config)
+        self.parser = (
+            parser_factory(config)
+            if parser_factory is not None
+            else _default_parser(config, max_record_bytes)
+        )
         self.restart_delay_s = restart_delay_s
         self._find_start = find_start or self._search_start
         self.get_lock = threading.Lock()
@@ -206,16 +217,34 @@ class Instance:
         return max(0.0, time.time() - self.last_event_ms / 1000)
 
 
-def _default_parser(config: DestinationConfig) -> EntryReader:
+def _default_parser(config: DestinationConfig, max_record_bytes: int) -> EntryReader:
     if config.reads_in_a_child_process():
         return ParserProcess(
             config.source,
             time_zone=config.timestamp_time_zone,
             heartbeat_period_s=config.heartbeat_period_s,
             destination=config.name,
+            render_limit=render_limit(config, max_record_bytes),
         )
     return BinlogParser(
         config.source,
         time_zone=config.timestamp_time_zone,
         heartbeat_period_s=config.heartbeat_period_s,
     )
+
+
+def render_limit(config: DestinationConfig, max_record_bytes: int) -> int | None:
+    """Up to how many bytes (value + key) the binlog reader process renders the records of
+    rows events (``bridge.mq.records.render_rows``), or None where it must send rows.
+
+    It renders with the compiled path only, and only where nothing after it reads row images:
+    no field filter (the sink would change the rows) and no partition hash (the partition
+    would depend on them). The limit leaves room for headers, the batch id and the build time,
+    so a rendered record always fits and a larger one keeps its rows for the oversize policy.
+    """
+    if native.module is None or config.filter.field or config.filter.black_field:
+        return None
+    if config.mq.partition_hash:
+        return None
+    limit = max_record_bytes - RECORD_OVERHEAD - RENDER_HEADROOM
+    return limit if limit > 0 else None

@@ -99,3 +99,8 @@ class TopicLookupFailed(MqError):
         super().__init__(f"cannot look up topic {topic}: {reason}")
         self.topic = topic
         self.reason = reason
+
+
+class RenderedRowsMisfit(MqError):
+    """Rows the binlog reader process rendered ahead of their batch do not fit the record
+    they must go into (a bug: the instance renders only where they always fit)."""

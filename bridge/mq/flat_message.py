@@ -27,7 +27,16 @@ from typing import Any
 
 import orjson
 
-from bridge.entry import Column, Entry, EntryType, EventType, Header, RowChange, RowData
+from bridge.entry import (
+    Column,
+    Entry,
+    EntryType,
+    EventType,
+    Header,
+    RowChange,
+    RowData,
+    row_images,
+)
 from bridge.mq.routing import PartitionRouter
 from bridge.parse.construct import slotted_constructor
 
@@ -143,7 +152,7 @@ def flat_message_of(entry: Entry, change: RowChange, batch_id: int, ts: int) -> 
     pk_names: list[str] | None = None
     is_delete = change.event_type is EventType.DELETE
     is_update = change.event_type is EventType.UPDATE
-    rows = change.row_datas
+    rows = row_images(change)
     if rows and hasattr(rows[0], "new_plan") and all(type(r) is type(rows[0]) for r in rows):
         pk_names = _decoded_rows(rows, is_delete, is_update, sql_type, mysql_type, data, old)
     else:

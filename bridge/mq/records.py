@@ -14,8 +14,8 @@ from typing import Literal
 import orjson
 
 from bridge import native
-from bridge.entry import Entry, EventType, Header, RowChange
-from bridge.mq.exceptions import RecordTooLarge, RuleSyntaxError
+from bridge.entry import Entry, EventType, Header, RenderedRows, RowChange, RowData
+from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit, RuleSyntaxError
 from bridge.mq.flat_message import (
     SKIPPED_ENTRY_TYPES,
     FlatMessage,
@@ -156,9 +156,15 @@ class RecordBuilder:
         """
         records: list[OutgoingRecord] = []
         compiled = native.module
+        id_text, ts_text = str(batch_id).encode(), str(ts).encode()
         for entry in entries:
             change = entry.row_change
             if entry.entry_type in SKIPPED_ENTRY_TYPES or change is None:
+                continue
+            if type(change.row_datas) is RenderedRows:
+                records.append(
+                    self._rendered_record(entry.header, change.row_datas, id_text, ts_text)
+                )
                 continue
             if compiled is not None:
                 record = self._compiled_record(compiled, entry.header, change, batch_id, ts)
@@ -175,12 +181,10 @@ class RecordBuilder:
         """The record of a rows event written by the compiled path (same bytes as the
         FlatMessage path), or None where that path is needed: rows not straight from the
         parser, a message that hashing may split over partitions, one over the size limit."""
-        kind = _NATIVE_KINDS.get(change.event_type)
-        rows = change.row_datas
-        if kind is None or change.is_ddl or not rows or not hasattr(rows[0], "new_plan"):
+        native_rows = _native_rows(change)
+        if native_rows is None:
             return None
-        if len(rows) > 1 and any(type(row) is not type(rows[0]) for row in rows):
-            return None
+        kind, rows = native_rows
         database, table = header.schema_name, header.table_name
         route = self._route(database, table)
         if route is None:
@@ -206,6 +210,25 @@ class RecordBuilder:
         ):
             return None
         return _new_record(route[0], route[1], key, value, headers)
+
+    def _rendered_record(
+        self, header: Header, rows: RenderedRows, id_text: bytes, ts_text: bytes
+    ) -> OutgoingRecord:
+        """The record of rows the binlog reader process rendered (``render_rows``): only the
+        batch id and build time are put in. The reader renders only where the partition does
+        not depend on the rows and far below the size limit, so neither can fail here."""
+        database, table = header.schema_name, header.table_name
+        route = self._route(database, table)
+        value = rows.finish(id_text, ts_text)
+        headers = binlog_headers(header)
+        budget = self._value_budget(rows.key, headers)
+        if route is None or len(value) > budget:
+            raise RenderedRowsMisfit(
+                f"{database}.{table} at {header.logfile_name}:{header.logfile_offset}: rows "
+                f"rendered by the binlog reader process do not fit this destination "
+                f"({'hashed over partitions' if route is None else 'over the size limit'})"
+            )
+        return _new_record(route[0], route[1], rows.key, value, headers)
 
     def _route(self, database: str, table: str) -> tuple[str, int] | None:
         """Topic and partition of a table's rows events, or None when hashing spreads its rows
@@ -282,6 +305,46 @@ class RecordBuilder:
     def _value_budget(self, key: bytes, headers: tuple[tuple[str, bytes], ...]) -> int:
         header_bytes = sum(len(name) + len(value) for name, value in headers)
         return self.max_record_bytes - len(key) - header_bytes - RECORD_OVERHEAD
+
+
+def _native_rows(change: RowChange) -> tuple[tuple[int, str], tuple[RowData, ...]] | None:
+    """The compiled kind and rows of a change the compiled path can write: DML rows straight
+    from the parser (``DecodedRow``s, all of one kind); None for anything else."""
+    kind = _NATIVE_KINDS.get(change.event_type)
+    rows = change.row_datas
+    if kind is None or change.is_ddl or not rows or type(rows) is not tuple:
+        return None
+    first = type(rows[0])
+    if not hasattr(first, "new_plan") or any(type(row) is not first for row in rows):
+        return None
+    return kind, rows
+
+
+def render_rows(header: Header, change: RowChange, limit: int) -> RenderedRows | None:
+    """A rows event's record rendered ahead of its batch (``RenderedRows``), with the compiled
+    path; None where it cannot, or where value and key would be over ``limit`` bytes (such
+    records keep their rows, for the oversize policy)."""
+    compiled = native.module
+    native_rows = _native_rows(change) if compiled is not None else None
+    if compiled is None or native_rows is None:
+        return None
+    (kind, event_type), rows = native_rows
+    parts = compiled.rows_record_parts(
+        header.schema_name,
+        header.table_name,
+        kind,
+        event_type,
+        header.execute_time,
+        change.sql,
+        header.gtid,
+        rows,
+    )
+    if parts is None:
+        return None
+    head, middle, tail, key = parts
+    if len(head) + len(middle) + len(tail) + len(key) > limit:
+        return None
+    return RenderedRows(len(rows), head, middle, tail, key)
 
 
 def _dead_letter_notice(

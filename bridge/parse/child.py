@@ -17,7 +17,10 @@ raised again here as itself (``BinlogPurged`` stays ``BinlogPurged``).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
+import functools
 import logging
 import os
 import pickle
@@ -35,6 +38,7 @@ from bridge.collector import tune_garbage_collector
 from bridge.config import SourceConfig
 from bridge.entry import Entry
 from bridge.logs import configure_logging, configured_format
+from bridge.mq.records import render_rows
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import SourceFacts, preflight
@@ -42,6 +46,8 @@ from bridge.parse.wire import EntryDecoder, EntryEncoder
 from bridge.position import EntryPosition
 
 BATCH_ENTRIES = 1024
+PIPE_BYTES = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
+_F_SETPIPE_SZ = 1031
 _FRAME = struct.Struct(">cI")  # kind, payload length
 _BATCH, _ERROR = b"b", b"x"
 _PR_SET_PDEATHSIG = 1
@@ -60,6 +66,8 @@ class ChildSpec:
     log_format: str
     log_level: int
     parent_pid: int
+    # Render the records of rows events up to this size (``bridge.mq.records.render_rows``).
+    render_limit: int | None = None
 
 
 class ParserProcess:
@@ -72,8 +80,12 @@ class ParserProcess:
         time_zone: str | None = None,
         heartbeat_period_s: float = 15.0,
         destination: str = "",
+        render_limit: int | None = None,
     ) -> None:
+        """``render_limit``: the child renders the records of rows events up to that size
+        (``bridge.instance.instance.render_limit`` says where that is right)."""
         self._source = source
+        self._render_limit = render_limit
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
         self._destination = destination
@@ -126,6 +138,7 @@ class ParserProcess:
             log_format=configured_format(),
             log_level=logging.getLogger().getEffectiveLevel(),
             parent_pid=os.getpid(),
+            render_limit=self._render_limit,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -140,6 +153,8 @@ class ParserProcess:
                 start_new_session=True,
             )
             self._child = child
+        assert child.stdout is not None
+        _widen_pipe(child.stdout)
         assert child.stdin is not None
         try:
             child.stdin.write(pickle.dumps(spec))
@@ -147,6 +162,13 @@ class ParserProcess:
         except BrokenPipeError:
             pass  # it died at once: its exit code is reported when its output ends
         return child
+
+
+def _widen_pipe(stream: IO[bytes]) -> None:
+    """Let the child run further ahead of us than a pipe's default 64 KiB (Linux), so that a
+    pause here (the worker holding the GIL, a full store) does not stop its reading at once."""
+    with contextlib.suppress(OSError, AttributeError):  # not Linux, or over pipe-max-size
+        fcntl.fcntl(stream.fileno(), _F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def _child_environment() -> dict[str, str]:
@@ -229,7 +251,10 @@ def main() -> int:
     configure_logging(spec.log_format, spec.log_level)
     tune_garbage_collector()
     threading.current_thread().name = f"parser-{spec.destination}"
-    encoder = EntryEncoder()
+    render = None
+    if spec.render_limit is not None:
+        render = functools.partial(render_rows, limit=spec.render_limit)
+    encoder = EntryEncoder(render)
     batch: list[Entry] = []
 
     def flush() -> None:

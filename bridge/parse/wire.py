@@ -4,16 +4,29 @@
 Entry travels as a flat tuple, enums as their values. Row images stay what the parser decoded
 (a plan, then tuples of texts and sql types): a plan is sent once, by number, the first time a
 batch uses it, and every later row names it by that number. Rows the parser built as Columns
-(rare) travel column by column. ``EntryDecoder`` rebuilds entries equal to the originals.
+(rare) travel column by column. With a ``render`` function (``bridge.mq.records.render_rows``)
+the rows of a rows event travel as their rendered record instead (``RenderedRows``: a few
+bytes objects, no row objects on either side). ``EntryDecoder`` rebuilds entries equal to the
+originals, or to the originals with their rows rendered.
 """
 
 from __future__ import annotations
 
 import marshal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from bridge.entry import Column, Entry, EntryType, EventType, Header, RowChange, RowData
+from bridge.entry import (
+    Column,
+    Entry,
+    EntryType,
+    EventType,
+    Header,
+    RenderedRows,
+    RowChange,
+    RowData,
+    row_images,
+)
 from bridge.parse.construct import slotted_constructor
 from bridge.parse.rows import DecodedRow, Plan, decoded_row, new_column
 
@@ -27,12 +40,15 @@ _new_header = slotted_constructor(Header)
 _new_entry = slotted_constructor(Entry)
 _new_row_change = slotted_constructor(RowChange)
 _new_row_data = slotted_constructor(RowData)
+Render = Callable[[Header, RowChange], RenderedRows | None]
 
 
 class EntryEncoder:
     """Turns batches of entries into ``marshal`` bytes; remembers the plans already sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, render: Render | None = None) -> None:
+        """``render(header, change)``: the rendered rows of a change, or None to send them."""
+        self._render = render
         self._plan_ids: dict[Plan, int] = {}
         self._new_plans: list[tuple[int, tuple[PlanColumn, ...]]] = []
 
@@ -56,12 +72,19 @@ class EntryEncoder:
         change = entry.row_change
         flat_change = None
         if change is not None:
+            rendered = self._render(h, change) if self._render is not None else None
+            rows: Any
+            if rendered is not None:
+                # A tuple marks rendered rows (a list carries row images).
+                rows = (rendered.count, rendered.head, rendered.middle, rendered.tail, rendered.key)
+            else:
+                rows = [self._row(row) for row in row_images(change)]
             flat_change = (
                 change.event_type.value,
                 change.is_ddl,
                 change.sql,
                 change.ddl_schema_name,
-                [self._row(row) for row in change.row_datas],
+                rows,
             )
         return (
             h.logfile_name,
@@ -140,7 +163,11 @@ class EntryDecoder:
         if change is not None:
             kind, is_ddl, sql, ddl_schema_name, rows = change
             row_change = _new_row_change(
-                _EVENT_TYPES[kind], is_ddl, sql, ddl_schema_name, self._rows(rows)
+                _EVENT_TYPES[kind],
+                is_ddl,
+                sql,
+                ddl_schema_name,
+                RenderedRows(*rows) if type(rows) is tuple else self._rows(rows),
             )
         return _new_entry(header, _ENTRY_TYPES[entry_type], row_change, transaction_id)
 

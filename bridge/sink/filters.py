@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
-from bridge.entry import Column, Entry, EntryType, RowData
+from bridge.entry import Column, Entry, EntryType, RowData, row_images
 from bridge.sink.exceptions import InvalidFilter
 
 ColumnPredicate = Callable[[str], bool]
@@ -162,7 +162,7 @@ class FieldFilter:
 
         row_datas = tuple(
             RowData(before=images(data.before), after=images(data.after))
-            for data in change.row_datas
+            for data in row_images(change)
         )
         return replace(entry, row_change=replace(change, row_datas=row_datas))
 

@@ -391,26 +391,17 @@ fn write_map<V>(out: &mut Vec<u8>, map: &[(String, V)], write_value: impl Fn(&mu
     out.push(b'}');
 }
 
-/// ``(value, key)`` of the record of one rows event, or None to use the pure-Python path.
-#[pyfunction]
-#[pyo3(signature = (id, database, table, kind, event_type, es, ts, sql, gtid, rows))]
-#[allow(clippy::too_many_arguments)]
-pub fn rows_record<'py>(
-    py: Python<'py>,
-    id: i64,
+/// The FlatMessage JSON of a message, written without its ``id`` and ``ts`` values; the
+/// returned offsets are where those two numbers belong (``id`` first).
+fn write_message(
+    message: &Message,
     database: &str,
     table: &str,
-    kind: u8,
     event_type: &str,
     es: i64,
-    ts: i64,
     sql: &str,
     gtid: &str,
-    rows: &Bound<'py, PyAny>,
-) -> PyResult<Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
-    let Some(message) = collect(rows, kind)? else {
-        return Ok(None);
-    };
+) -> (Vec<u8>, usize, usize) {
     let mut out = Vec::with_capacity(message.data.len() + message.old.len() + 256);
     out.extend_from_slice(b"{\"data\":");
     write_rows(&mut out, message.data_rows, &message.data);
@@ -421,7 +412,7 @@ pub fn rows_record<'py>(
     out.extend_from_slice(b",\"gtid\":");
     write_str(&mut out, gtid);
     out.extend_from_slice(b",\"id\":");
-    write_int(&mut out, id);
+    let id_at = out.len();
     out.extend_from_slice(b",\"isDdl\":false,\"mysqlType\":");
     write_map(&mut out, &message.mysql_types, |out, v| write_str(out, v));
     out.extend_from_slice(b",\"old\":");
@@ -446,10 +437,79 @@ pub fn rows_record<'py>(
     out.extend_from_slice(b",\"table\":");
     write_str(&mut out, table);
     out.extend_from_slice(b",\"ts\":");
-    write_int(&mut out, ts);
+    let ts_at = out.len();
     out.extend_from_slice(b",\"type\":");
     write_str(&mut out, event_type);
     out.push(b'}');
+    (out, id_at, ts_at)
+}
+
+/// ``(value, key)`` of the record of one rows event, or None to use the pure-Python path.
+#[pyfunction]
+#[pyo3(signature = (id, database, table, kind, event_type, es, ts, sql, gtid, rows))]
+#[allow(clippy::too_many_arguments)]
+pub fn rows_record<'py>(
+    py: Python<'py>,
+    id: i64,
+    database: &str,
+    table: &str,
+    kind: u8,
+    event_type: &str,
+    es: i64,
+    ts: i64,
+    sql: &str,
+    gtid: &str,
+    rows: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
+    let Some(message) = collect(rows, kind)? else {
+        return Ok(None);
+    };
+    let (template, id_at, ts_at) =
+        write_message(&message, database, table, event_type, es, sql, gtid);
+    let mut out = Vec::with_capacity(template.len() + 40);
+    out.extend_from_slice(&template[..id_at]);
+    write_int(&mut out, id);
+    out.extend_from_slice(&template[id_at..ts_at]);
+    write_int(&mut out, ts);
+    out.extend_from_slice(&template[ts_at..]);
     let key = record_key(database, table, &message);
     Ok(Some((PyBytes::new(py, &out), PyBytes::new(py, &key))))
 }
+
+/// The record of one rows event as ``(head, middle, tail, key)``, to be finished later with
+/// ``head + id + middle + ts + tail`` (the batch id and build time are known only then); None
+/// where the pure-Python path must decide. Same bytes as ``rows_record`` once finished.
+#[pyfunction]
+#[pyo3(signature = (database, table, kind, event_type, es, sql, gtid, rows))]
+#[allow(clippy::too_many_arguments)]
+pub fn rows_record_parts<'py>(
+    py: Python<'py>,
+    database: &str,
+    table: &str,
+    kind: u8,
+    event_type: &str,
+    es: i64,
+    sql: &str,
+    gtid: &str,
+    rows: &Bound<'py, PyAny>,
+) -> PyResult<Option<RecordParts<'py>>> {
+    let Some(message) = collect(rows, kind)? else {
+        return Ok(None);
+    };
+    let (template, id_at, ts_at) =
+        write_message(&message, database, table, event_type, es, sql, gtid);
+    let key = record_key(database, table, &message);
+    Ok(Some((
+        PyBytes::new(py, &template[..id_at]),
+        PyBytes::new(py, &template[id_at..ts_at]),
+        PyBytes::new(py, &template[ts_at..]),
+        PyBytes::new(py, &key),
+    )))
+}
+
+type RecordParts<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+);

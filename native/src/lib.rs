@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
+    module.add_function(wrap_pyfunction!(flat::rows_record_parts, module)?)?;
     module.add_class::<image::ImageReader>()?;
     module.add("UPDATE", flat::UPDATE)?;
     module.add("DELETE", flat::DELETE)?;
