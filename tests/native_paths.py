@@ -10,8 +10,9 @@ import pytest
 
 from bridge import native
 from bridge.config import MqConfig
-from bridge.entry import Entry
-from bridge.mq.records import OutgoingRecord, RecordBuilder
+from bridge.entry import Entry, RenderedRows
+from bridge.mq.records import OutgoingRecord, RecordBuilder, render_rows
+from bridge.parse.wire import EntryDecoder, EntryEncoder
 
 
 def compiled_module() -> native.Compiled:
@@ -59,6 +60,21 @@ def records_both_ways(
     return python, compiled, counting
 
 
+def records_rendered(
+    entries: Sequence[Entry], builder: RecordBuilder, limit: int = 1 << 30
+) -> tuple[list[OutgoingRecord], int]:
+    """The records of a batch as the binlog reader process delivers it: rows events rendered
+    up to ``limit`` bytes (``render_rows``), sent through the wire and decoded; and how many
+    entries arrived rendered."""
+    compiled_module()
+    encoder = EntryEncoder(lambda header, change: render_rows(header, change, limit))
+    arrived = EntryDecoder().decode(encoder.encode(entries))
+    rendered = sum(
+        1 for e in arrived if e.row_change and type(e.row_change.row_datas) is RenderedRows
+    )
+    return builder.build(arrived, 7, 1_700_000_000_000), rendered
+
+
 def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
     """Where the compiled module is built, its records for ``entries`` (rows events, every
     one of which it must write) equal the pure-Python ones. Without it there is nothing to
@@ -69,6 +85,8 @@ def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
     python, compiled, counting = records_both_ways(entries, roomy)
     assert compiled == python
     assert counting.written == len(entries) and counting.declined == 0
+    rendered, count = records_rendered(entries, roomy)
+    assert rendered == python and count == len(entries)
 
 
 def read_by_compiled_reader(entries: Sequence[Entry]) -> bool:

@@ -15,7 +15,6 @@ from pydantic import (
     model_validator,
 )
 
-from bridge import native
 from bridge.config.fields import (
     NAME,
     SECRET_WORDS,
@@ -296,16 +295,8 @@ class DestinationConfig(_Model):
     on_purged: Literal["fail", "oldest", "latest"] = "fail"
     fallback_interval_s: int = Field(default=60, ge=0)
     heartbeat_period_s: float = Field(default=15, gt=0)
-    # None: a child process only where the compiled hot path is missing (bridge.native).
-    parser_process: bool | None = None
-
-    def reads_in_a_child_process(self) -> bool:
-        """Whether the binlog is read and decoded in a child process. With the compiled hot
-        path a thread is faster and cheaper: shipping entries between processes then costs
-        more than decoding them (docs/benchmarks.md)."""
-        if self.parser_process is not None:
-            return self.parser_process
-        return native.module is None
+    # Read and decode the binlog in a child process (a second core), or in a thread.
+    parser_process: bool = True
 
     @model_validator(mode="after")
     def _transaction_fits_the_store(self) -> DestinationConfig:

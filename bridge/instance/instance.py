@@ -218,7 +218,7 @@ class Instance:
 
 
 def _default_parser(config: DestinationConfig, max_record_bytes: int) -> EntryReader:
-    if config.reads_in_a_child_process():
+    if config.parser_process:
         return ParserProcess(
             config.source,
             time_zone=config.timestamp_time_zone,

@@ -35,14 +35,16 @@ install_kafka() {
 }
 
 install_python() {
-  local stamp=$VENV_DIR/.pyproject.sha256 sum
-  sum=$(sha256sum "$REPO_ROOT/pyproject.toml" | cut -d' ' -f1)
+  local stamp=$VENV_DIR/.pyproject.sha256 sum lock=$REPO_ROOT/deploy/docker/requirements.lock
+  sum=$(cat "$REPO_ROOT/pyproject.toml" "$lock" | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then return; fi
   log "creating the virtualenv $VENV_DIR (pyspark is large: the first run takes a few minutes)"
   [ -x "$VENV_DIR/bin/python" ] || python3 -m venv "$VENV_DIR" \
     || die "python3 -m venv failed: apt-get install python3-venv"
   PIP_CACHE_DIR=$CACHE_DIR/pip "$VENV_DIR/bin/pip" install -q --upgrade pip >&2
-  PIP_CACHE_DIR=$CACHE_DIR/pip "$VENV_DIR/bin/pip" install -q -e "$REPO_ROOT[spark,test,dev]" >&2 \
+  # The runtime dependencies at the versions the container image pins (the lock), so the venv
+  # tested here is what the image runs, whatever PyPI has published since.
+  PIP_CACHE_DIR=$CACHE_DIR/pip "$VENV_DIR/bin/pip" install -q -c "$lock" -e "$REPO_ROOT[spark,test,dev]" >&2 \
     || die "pip install of canal-bridge failed: see the output above"
   echo "$sum" >"$stamp"
 }

@@ -371,8 +371,11 @@ def test_repeated_table_maps_and_a_rotation_between_them_lose_no_rows(
         if e.header.schema_name == scratch_schema
     ]
     seen = [
-        (e.header.event_type.value if e.header.event_type else "", e.header.logfile_name)
-        + tuple(c.value for c in row.after)
+        (
+            e.header.event_type.value if e.header.event_type else "",
+            e.header.logfile_name,
+            *(c.value for c in row.after),
+        )
         for e in rows
         if e.row_change
         for row in e.row_change.row_datas

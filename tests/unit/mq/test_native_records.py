@@ -8,9 +8,11 @@ import random
 import pytest
 
 from bridge.config import MqConfig
-from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
+from bridge.entry import Entry, EntryType, EventType, Header, RenderedRows, RowChange, RowData
+from bridge.mq.exceptions import RenderedRowsMisfit
+from bridge.mq.records import render_rows
 from bridge.parse.rows import Plan, RowDecoder, decoded_row
-from tests.native_paths import records_both_ways
+from tests.native_paths import compiled_module, records_both_ways, records_rendered
 from tests.unit.parse.test_decoded_rows import CASES
 from tests.unit.parse.test_rows import TABLE
 
@@ -112,3 +114,39 @@ def test_hashed_partitions_and_oversize_records_are_left_to_python() -> None:
     python, compiled, counting = records_both_ways(entries, small)
     assert compiled == python
     assert len(python) > len(entries)  # some messages were too large and split
+
+
+def test_records_rendered_by_the_reader_process_are_the_same_bytes() -> None:
+    """Rendered in the child without batch id and build time, carried as bytes, finished by
+    the builder: the same records as both other paths, for every random rows event."""
+    rng = random.Random(11)
+    entries = [_random_entry(rng) for _ in range(300)]
+    builder = MqConfig(topic="t").record_builder()
+    python, _, _ = records_both_ways(entries, builder)
+    rendered, count = records_rendered(entries, builder)
+    assert rendered == python and count == len(entries)
+
+
+def test_records_over_the_render_limit_keep_their_rows_for_the_oversize_policy() -> None:
+    rng = random.Random(7)
+    entries = [_random_entry(rng) for _ in range(50)]
+    small = MqConfig(topic="t", oversize="split").record_builder(max_record_bytes=1200)
+    python, _, _ = records_both_ways(entries, small)
+    rendered, count = records_rendered(entries, small, limit=600)
+    assert rendered == python
+    assert 0 < count < len(entries)
+    assert len(python) > len(entries)  # the unrendered large ones were split as usual
+
+
+def test_rendered_rows_that_the_destination_would_hash_are_refused_loudly() -> None:
+    compiled_module()
+    entry = _random_entry(random.Random(13))
+    assert entry.row_change is not None
+    rendered = render_rows(entry.header, entry.row_change, 1 << 20)
+    assert isinstance(rendered, RenderedRows) and len(rendered) == len(entry.row_change.row_datas)
+    hashed = MqConfig(topic="t", partitions=4, partition_hash=".*\\..*:id").record_builder()
+    arrived = Entry(
+        entry.header, entry.entry_type, RowChange(entry.row_change.event_type, row_datas=rendered)
+    )
+    with pytest.raises(RenderedRowsMisfit, match="hashed over partitions"):
+        hashed.build([arrived], 1, 2)
