@@ -62,6 +62,10 @@ class RowData:
     after: tuple[Column, ...] = ()
 
 
+# ``RenderedRows``' fields in order, as the compiled path returns them and the wire carries them.
+RenderedParts = tuple[int, bytes, bytes, bytes, bytes]
+
+
 class RenderedRows:
     """The rows of one rows event already written as canal's FlatMessage JSON and record key.
 

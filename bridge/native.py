@@ -52,10 +52,11 @@ class Compiled(Protocol):
         es: int,
         sql: str,
         gtid: str,
-        rows: Sequence[object],
-    ) -> tuple[bytes, bytes, bytes, bytes] | None:
-        """``rows_record`` without the id and ts: ``(head, middle, tail, key)``, the value
-        being ``head + id + middle + ts + tail``."""
+        rows: tuple[object, ...],
+        limit: int,
+    ) -> tuple[int, bytes, bytes, bytes, bytes] | None:
+        """``rows_record`` without the id and ts: ``(rows, head, middle, tail, key)``, the
+        value being ``head + id + middle + ts + tail``; None also over ``limit`` bytes."""
         ...
 
 

@@ -14,7 +14,15 @@ from typing import Literal
 import orjson
 
 from bridge import native
-from bridge.entry import Entry, EventType, Header, RenderedRows, RowChange, RowData
+from bridge.entry import (
+    Entry,
+    EventType,
+    Header,
+    RenderedParts,
+    RenderedRows,
+    RowChange,
+    RowData,
+)
 from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit, RuleSyntaxError
 from bridge.mq.flat_message import (
     SKIPPED_ENTRY_TYPES,
@@ -315,21 +323,24 @@ def _native_rows(change: RowChange) -> tuple[tuple[int, str], tuple[RowData, ...
     if kind is None or change.is_ddl or not rows or type(rows) is not tuple:
         return None
     first = type(rows[0])
-    if not hasattr(first, "new_plan") or any(type(row) is not first for row in rows):
+    if not hasattr(first, "new_plan"):
+        return None
+    if len(rows) > 1 and any(type(row) is not first for row in rows):
         return None
     return kind, rows
 
 
-def render_rows(header: Header, change: RowChange, limit: int) -> RenderedRows | None:
-    """A rows event's record rendered ahead of its batch (``RenderedRows``), with the compiled
-    path; None where it cannot, or where value and key would be over ``limit`` bytes (such
-    records keep their rows, for the oversize policy)."""
+def render_rows(header: Header, change: RowChange, limit: int) -> RenderedParts | None:
+    """A rows event's record rendered ahead of its batch, as ``RenderedRows``' fields (rows,
+    head, middle, tail, key), with the compiled path; None where it cannot, or where value
+    and key would be over ``limit`` bytes (such records keep their rows, for the oversize
+    policy)."""
     compiled = native.module
     native_rows = _native_rows(change) if compiled is not None else None
     if compiled is None or native_rows is None:
         return None
     (kind, event_type), rows = native_rows
-    parts = compiled.rows_record_parts(
+    return compiled.rows_record_parts(
         header.schema_name,
         header.table_name,
         kind,
@@ -338,13 +349,8 @@ def render_rows(header: Header, change: RowChange, limit: int) -> RenderedRows |
         change.sql,
         header.gtid,
         rows,
+        limit,
     )
-    if parts is None:
-        return None
-    head, middle, tail, key = parts
-    if len(head) + len(middle) + len(tail) + len(key) > limit:
-        return None
-    return RenderedRows(len(rows), head, middle, tail, key)
 
 
 def _dead_letter_notice(

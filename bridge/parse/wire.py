@@ -22,6 +22,7 @@ from bridge.entry import (
     EntryType,
     EventType,
     Header,
+    RenderedParts,
     RenderedRows,
     RowChange,
     RowData,
@@ -40,7 +41,7 @@ _new_header = slotted_constructor(Header)
 _new_entry = slotted_constructor(Entry)
 _new_row_change = slotted_constructor(RowChange)
 _new_row_data = slotted_constructor(RowData)
-Render = Callable[[Header, RowChange], RenderedRows | None]
+Render = Callable[[Header, RowChange], RenderedParts | None]
 
 
 class EntryEncoder:
@@ -72,12 +73,9 @@ class EntryEncoder:
         change = entry.row_change
         flat_change = None
         if change is not None:
-            rendered = self._render(h, change) if self._render is not None else None
-            rows: Any
-            if rendered is not None:
-                # A tuple marks rendered rows (a list carries row images).
-                rows = (rendered.count, rendered.head, rendered.middle, rendered.tail, rendered.key)
-            else:
+            # A tuple carries rendered rows (RenderedParts), a list row images.
+            rows: Any = self._render(h, change) if self._render is not None else None
+            if rows is None:
                 rows = [self._row(row) for row in row_images(change)]
             flat_change = (
                 change.event_type.value,

@@ -476,11 +476,12 @@ pub fn rows_record<'py>(
     Ok(Some((PyBytes::new(py, &out), PyBytes::new(py, &key))))
 }
 
-/// The record of one rows event as ``(head, middle, tail, key)``, to be finished later with
-/// ``head + id + middle + ts + tail`` (the batch id and build time are known only then); None
-/// where the pure-Python path must decide. Same bytes as ``rows_record`` once finished.
+/// The record of one rows event as ``(rows, head, middle, tail, key)``, to be finished later
+/// with ``head + id + middle + ts + tail`` (the batch id and build time are known only then);
+/// None where the pure-Python path must decide, or where value and key come to more than
+/// ``limit`` bytes. Same bytes as ``rows_record`` once finished.
 #[pyfunction]
-#[pyo3(signature = (database, table, kind, event_type, es, sql, gtid, rows))]
+#[pyo3(signature = (database, table, kind, event_type, es, sql, gtid, rows, limit))]
 #[allow(clippy::too_many_arguments)]
 pub fn rows_record_parts<'py>(
     py: Python<'py>,
@@ -491,15 +492,20 @@ pub fn rows_record_parts<'py>(
     es: i64,
     sql: &str,
     gtid: &str,
-    rows: &Bound<'py, PyAny>,
+    rows: &Bound<'py, PyTuple>,
+    limit: usize,
 ) -> PyResult<Option<RecordParts<'py>>> {
-    let Some(message) = collect(rows, kind)? else {
+    let Some(message) = collect(rows.as_any(), kind)? else {
         return Ok(None);
     };
     let (template, id_at, ts_at) =
         write_message(&message, database, table, event_type, es, sql, gtid);
     let key = record_key(database, table, &message);
+    if template.len() + key.len() > limit {
+        return Ok(None);
+    }
     Ok(Some((
+        rows.len(),
         PyBytes::new(py, &template[..id_at]),
         PyBytes::new(py, &template[id_at..ts_at]),
         PyBytes::new(py, &template[ts_at..]),
@@ -508,6 +514,7 @@ pub fn rows_record_parts<'py>(
 }
 
 type RecordParts<'py> = (
+    usize,
     Bound<'py, PyBytes>,
     Bound<'py, PyBytes>,
     Bound<'py, PyBytes>,

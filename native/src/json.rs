@@ -8,6 +8,12 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
+    // Most texts need no escape at all: one scan, one copy.
+    if !bytes.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let short: &[u8] = match b {
