@@ -114,7 +114,16 @@ def _failing(error: UnsupportedColumnType) -> ValueDecoder:
 class Plan:
     """What to do for one present-columns bitmap, and what a row image of it looks like."""
 
-    __slots__ = ("columns", "indexes", "keys", "mysql_types", "names", "null_bytes", "read")
+    __slots__ = (
+        "columns",
+        "flat",
+        "indexes",
+        "keys",
+        "mysql_types",
+        "names",
+        "null_bytes",
+        "read",
+    )
 
     def __init__(
         self, steps: tuple[tuple[Any, ...], ...], specs: Sequence[Spec | None] = ()
@@ -127,6 +136,8 @@ class Plan:
         self.keys: tuple[bool, ...] = tuple(step[3] for step in steps)
         self.mysql_types: tuple[str, ...] = tuple(step[4] for step in steps)
         self.null_bytes = (len(steps) + 7) // 8
+        # What the compiled record path keeps of this plan (its PlanInfo), made on first use.
+        self.flat: object = None
         python_reader = _image_reader(steps, self.null_bytes)
         self.read: ImageReader = image_reader(steps, specs, python_reader)
 
@@ -141,6 +152,7 @@ class Plan:
         plan.keys = tuple(column[2] for column in columns)
         plan.mysql_types = tuple(column[3] for column in columns)
         plan.null_bytes = (len(columns) + 7) // 8
+        plan.flat = None
         plan.read = _decoded_elsewhere
         return plan
 

@@ -65,11 +65,73 @@ fn texts<'py>(tuple: &Bound<'py, PyTuple>) -> Option<Vec<Text<'py>>> {
     tuple.iter().map(text).collect()
 }
 
-fn names_of<'py>(tuple: &Bound<'py, PyTuple>) -> Option<Vec<Bound<'py, PyString>>> {
-    tuple
+fn strings_of(tuple: &Bound<'_, PyAny>) -> PyResult<Option<Vec<String>>> {
+    let Ok(tuple) = tuple.cast::<PyTuple>() else {
+        return Ok(None);
+    };
+    let mut strings = Vec::with_capacity(tuple.len());
+    for item in tuple.iter() {
+        let Ok(item) = item.cast_into::<PyString>() else {
+            return Ok(None);
+        };
+        strings.push(item.to_str()?.to_owned());
+    }
+    Ok(Some(strings))
+}
+
+/// What a message needs of a plan (``bridge.parse.rows.Plan``): names, MySQL types and key
+/// flags as Rust strings, and the key columns' names and positions. Made once per plan and
+/// kept on it (its ``flat`` slot), so a message does not read them from Python again.
+#[pyclass(frozen)]
+pub struct PlanInfo {
+    names: Vec<String>,
+    mysql_types: Vec<String>,
+    pk_names: Vec<String>,
+    pk_positions: Vec<Option<usize>>,
+}
+
+/// The ``PlanInfo`` of a plan, made and kept on first use; None when the plan's names,
+/// MySQL types or keys are not what the Python path would accept (it then decides).
+fn plan_info<'py>(plan: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PlanInfo>>> {
+    let py = plan.py();
+    let kept = plan.getattr(intern!(py, "flat"))?;
+    if let Ok(info) = kept.cast_into::<PlanInfo>() {
+        return Ok(Some(info));
+    }
+    let (Some(names), Some(mysql_types)) = (
+        strings_of(&plan.getattr(intern!(py, "names"))?)?,
+        strings_of(&plan.getattr(intern!(py, "mysql_types"))?)?,
+    ) else {
+        return Ok(None);
+    };
+    let keys = plan.getattr(intern!(py, "keys"))?;
+    let Ok(keys) = keys.cast_into::<PyTuple>() else {
+        return Ok(None);
+    };
+    if keys.len() != names.len() || mysql_types.len() != names.len() {
+        return Ok(None);
+    }
+    let mut pk_names = Vec::new();
+    for (name, key) in names.iter().zip(keys.iter()) {
+        if key.is_truthy()? {
+            pk_names.push(name.clone());
+        }
+    }
+    let pk_positions = pk_names
         .iter()
-        .map(|item| item.cast_into::<PyString>().ok())
-        .collect()
+        .map(|pk| names.iter().position(|n| n == pk))
+        .collect();
+    let info = Bound::new(
+        py,
+        PlanInfo {
+            names,
+            mysql_types,
+            pk_names,
+            pk_positions,
+        },
+    )?;
+    plan.setattr(intern!(py, "flat"), &info)?;
+    Ok(Some(info))
 }
 
 fn same_text(a: &Text<'_>, b: &Text<'_>) -> PyResult<bool> {
@@ -80,27 +142,6 @@ fn same_text(a: &Text<'_>, b: &Text<'_>) -> PyResult<bool> {
     })
 }
 
-fn same_names(a: &[Bound<'_, PyString>], b: &[Bound<'_, PyString>]) -> PyResult<bool> {
-    if a.len() != b.len() {
-        return Ok(false);
-    }
-    for (a, b) in a.iter().zip(b) {
-        if !(a.is(b) || a.to_str()? == b.to_str()?) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-fn position(names: &[Bound<'_, PyString>], name: &str) -> PyResult<Option<usize>> {
-    for (i, candidate) in names.iter().enumerate() {
-        if candidate.to_str()? == name {
-            return Ok(Some(i));
-        }
-    }
-    Ok(None)
-}
-
 /// Python's ``dict.update``: a name keeps its first position, its value is the latest.
 fn upsert<V>(map: &mut Vec<(String, V)>, name: &str, value: V) {
     match map.iter_mut().find(|(n, _)| n == name) {
@@ -109,14 +150,10 @@ fn upsert<V>(map: &mut Vec<(String, V)>, name: &str, value: V) {
     }
 }
 
-fn write_object(
-    out: &mut Vec<u8>,
-    names: &[Bound<'_, PyString>],
-    values: &[Text<'_>],
-) -> PyResult<()> {
+fn write_object(out: &mut Vec<u8>, names: &[String], values: &[Text<'_>]) -> PyResult<()> {
     out.push(b'{');
     for (i, (name, value)) in names.iter().zip(values).enumerate() {
-        write_key(out, i == 0, name.to_str()?);
+        write_key(out, i == 0, name);
         write_opt_str(out, value.as_ref().map(|v| v.to_str()).transpose()?);
     }
     out.push(b'}');
@@ -127,25 +164,23 @@ fn write_object(
 fn write_old(
     out: &mut Vec<u8>,
     before: Option<&Image<'_>>,
-    names: &[Bound<'_, PyString>],
+    after: Option<&Bound<'_, PlanInfo>>,
+    names: &[String],
     values: &[Text<'_>],
 ) -> PyResult<Option<()>> {
     let Some((before, plan)) = before.and_then(|b| b.plan.as_ref().map(|plan| (b, plan))) else {
         out.extend_from_slice(b"{}");
         return Ok(Some(()));
     };
-    let py = plan.py();
-    let Ok(tuple) = plan.getattr(intern!(py, "names"))?.cast_into::<PyTuple>() else {
+    let (Some(info), Some(olds)) = (plan_info(plan)?, texts(&before.values)) else {
         return Ok(None);
     };
-    let (Some(before_names), Some(olds)) = (names_of(&tuple), texts(&before.values)) else {
-        return Ok(None);
-    };
+    let before_names = &info.get().names;
     if before_names.len() != olds.len() {
         return Ok(None);
     }
-    let mut changed: Vec<(&Bound<'_, PyString>, &Text<'_>)> = Vec::new();
-    if same_names(&before_names, names)? {
+    let mut changed: Vec<(&String, &Text<'_>)> = Vec::new();
+    if after.is_some_and(|a| a.is(&info)) || before_names.as_slice() == names {
         if values.len() != olds.len() {
             return Ok(None);
         }
@@ -157,7 +192,7 @@ fn write_old(
     } else {
         // Different present columns (MINIMAL/NOBLOB images): a column absent before is updated.
         for (name, old) in before_names.iter().zip(&olds) {
-            let updated = match position(names, name.to_str()?)? {
+            let updated = match names.iter().position(|n| n == name) {
                 Some(i) => !same_text(old, &values[i])?,
                 None => false,
             };
@@ -168,48 +203,175 @@ fn write_old(
     }
     out.push(b'{');
     for (i, (name, old)) in changed.into_iter().enumerate() {
-        write_key(out, i == 0, name.to_str()?);
+        write_key(out, i == 0, name);
         write_opt_str(out, old.as_ref().map(|v| v.to_str()).transpose()?);
     }
     out.push(b'}');
     Ok(Some(()))
 }
 
-/// What the rows of one message share: names, MySQL types and key positions of its plan.
+/// The plan the message's current rows use, and where its key columns sit in it.
 struct PlanView<'py> {
     plan: Bound<'py, PyAny>,
-    names: Vec<Bound<'py, PyString>>,
-    /// Where each of the message's key columns sits in this plan (None: absent).
+    info: Bound<'py, PlanInfo>,
     key_positions: Vec<Option<usize>>,
 }
 
-struct Message {
+/// ``mysqlType`` and ``sqlType`` of a message. Nearly every message has rows of one plan:
+/// both maps are then that plan's names with its MySQL types and the last row's sql types,
+/// written straight from it. Rows of several plans build the maps as the Python path does.
+enum TypeMaps<'py> {
+    Empty,
+    One {
+        info: Bound<'py, PlanInfo>,
+        sql_types: Option<Bound<'py, PyTuple>>,
+    },
+    Mixed {
+        mysql_types: Vec<(String, String)>,
+        sql_types: Vec<(String, i64)>,
+        last_types: Option<Bound<'py, PyTuple>>,
+    },
+}
+
+struct Message<'py> {
     data: Vec<u8>,
     data_rows: usize,
     old: Vec<u8>,
     old_rows: usize,
-    sql_types: Vec<(String, i64)>,
-    mysql_types: Vec<(String, String)>,
+    types: TypeMaps<'py>,
     pk_names: Vec<String>,
     first_key: Option<Vec<Option<String>>>,
     mixed_keys: bool,
 }
 
-fn collect(rows: &Bound<'_, PyAny>, kind: u8) -> PyResult<Option<Message>> {
-    let py = rows.py();
+fn upsert_sql_types(
+    map: &mut Vec<(String, i64)>,
+    names: &[String],
+    types: &Bound<'_, PyTuple>,
+) -> PyResult<()> {
+    for (name, sql_type) in names.iter().zip(types.iter()) {
+        upsert(map, name, sql_type.extract::<i64>()?);
+    }
+    Ok(())
+}
+
+impl<'py> TypeMaps<'py> {
+    /// A row of ``info``'s plan with these sql types; ``switched``: its plan differs from
+    /// the previous row's.
+    fn note(
+        &mut self,
+        info: &Bound<'py, PlanInfo>,
+        types: &Bound<'py, PyTuple>,
+        switched: bool,
+    ) -> PyResult<()> {
+        if let TypeMaps::One {
+            info: first,
+            sql_types,
+        } = self
+        {
+            if switched && !first.is(info) {
+                let first = first.get();
+                let mut mysql_types = Vec::new();
+                for (name, mysql_type) in first.names.iter().zip(&first.mysql_types) {
+                    upsert(&mut mysql_types, name, mysql_type.clone());
+                }
+                let mut sql_map = Vec::new();
+                if let Some(last) = sql_types.as_ref().filter(|t| !t.is_empty()) {
+                    upsert_sql_types(&mut sql_map, &first.names, last)?;
+                }
+                *self = TypeMaps::Mixed {
+                    mysql_types,
+                    sql_types: sql_map,
+                    last_types: None,
+                };
+            }
+        }
+        match self {
+            TypeMaps::Empty => {
+                *self = TypeMaps::One {
+                    info: info.clone(),
+                    sql_types: Some(types.clone()),
+                };
+            }
+            TypeMaps::One { sql_types, .. } => *sql_types = Some(types.clone()),
+            TypeMaps::Mixed {
+                mysql_types,
+                sql_types,
+                last_types,
+            } => {
+                let names = &info.get().names;
+                if switched {
+                    for (name, mysql_type) in names.iter().zip(&info.get().mysql_types) {
+                        upsert(mysql_types, name, mysql_type.clone());
+                    }
+                    *last_types = None;
+                }
+                let changed = match last_types.as_ref() {
+                    Some(last) => !(last.is(types) || last.eq(types)?),
+                    None => !types.is_empty(),
+                };
+                if changed {
+                    upsert_sql_types(sql_types, names, types)?;
+                    *last_types = Some(types.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_mysql_types(&self, out: &mut Vec<u8>) {
+        match self {
+            TypeMaps::One { info, .. } if !info.get().names.is_empty() => {
+                let info = info.get();
+                out.push(b'{');
+                for (i, (name, mysql_type)) in info.names.iter().zip(&info.mysql_types).enumerate()
+                {
+                    write_key(out, i == 0, name);
+                    write_str(out, mysql_type);
+                }
+                out.push(b'}');
+            }
+            TypeMaps::Mixed { mysql_types, .. } => {
+                write_map(out, mysql_types, |out, v| write_str(out, v));
+            }
+            _ => out.extend_from_slice(b"null"),
+        }
+    }
+
+    fn write_sql_types(&self, out: &mut Vec<u8>) -> PyResult<()> {
+        match self {
+            TypeMaps::One {
+                info,
+                sql_types: Some(types),
+            } if !types.is_empty() => {
+                out.push(b'{');
+                for (i, (name, sql_type)) in info.get().names.iter().zip(types.iter()).enumerate() {
+                    write_key(out, i == 0, name);
+                    write_int(out, sql_type.extract::<i64>()?);
+                }
+                out.push(b'}');
+            }
+            TypeMaps::Mixed { sql_types, .. } => {
+                write_map(out, sql_types, |out, v| write_int(out, *v));
+            }
+            _ => out.extend_from_slice(b"null"),
+        }
+        Ok(())
+    }
+}
+
+fn collect<'py>(rows: &Bound<'py, PyAny>, kind: u8) -> PyResult<Option<Message<'py>>> {
     let mut message = Message {
         data: Vec::with_capacity(256),
         data_rows: 0,
         old: Vec::new(),
         old_rows: 0,
-        sql_types: Vec::new(),
-        mysql_types: Vec::new(),
+        types: TypeMaps::Empty,
         pk_names: Vec::new(),
         first_key: None,
         mixed_keys: false,
     };
-    let mut view: Option<PlanView<'_>> = None;
-    let mut last_types: Option<Bound<'_, PyTuple>> = None;
+    let mut view: Option<PlanView<'py>> = None;
     for (index, row) in rows.try_iter()?.enumerate() {
         let row = row?;
         let Some(current) = image(&row, kind == DELETE)? else {
@@ -218,76 +380,41 @@ fn collect(rows: &Bound<'_, PyAny>, kind: u8) -> PyResult<Option<Message>> {
         let Some(values) = texts(&current.values) else {
             return Ok(None);
         };
-        let mut names: &[Bound<'_, PyString>] = &[];
+        let mut names: &[String] = &[];
+        let mut current_info: Option<Bound<'py, PlanInfo>> = None;
         if let Some(plan) = &current.plan {
-            if !view.as_ref().is_some_and(|v| v.plan.is(plan)) {
-                let Ok(tuple) = plan.getattr(intern!(py, "names"))?.cast_into::<PyTuple>() else {
+            let switched = !view.as_ref().is_some_and(|v| v.plan.is(plan));
+            if switched {
+                let Some(info) = plan_info(plan)? else {
                     return Ok(None);
                 };
-                let Some(plan_names) = names_of(&tuple) else {
-                    return Ok(None);
-                };
-                let mysql = plan.getattr(intern!(py, "mysql_types"))?;
-                let Ok(mysql) = mysql.cast_into::<PyTuple>() else {
-                    return Ok(None);
-                };
-                let Some(mysql) = names_of(&mysql) else {
-                    return Ok(None);
-                };
-                if mysql.len() != plan_names.len() {
-                    return Ok(None);
-                }
-                for (name, mysql_type) in plan_names.iter().zip(&mysql) {
-                    upsert(
-                        &mut message.mysql_types,
-                        name.to_str()?,
-                        mysql_type.to_str()?.to_owned(),
-                    );
-                }
                 if index == 0 {
-                    let keys = plan.getattr(intern!(py, "keys"))?;
-                    let Ok(keys) = keys.cast_into::<PyTuple>() else {
-                        return Ok(None);
-                    };
-                    if keys.len() != plan_names.len() {
-                        return Ok(None);
-                    }
-                    for (name, key) in plan_names.iter().zip(keys.iter()) {
-                        if key.is_truthy()? {
-                            message.pk_names.push(name.to_str()?.to_owned());
-                        }
-                    }
+                    message.pk_names.clone_from(&info.get().pk_names);
                 }
-                let mut key_positions = Vec::with_capacity(message.pk_names.len());
-                for pk in &message.pk_names {
-                    key_positions.push(position(&plan_names, pk)?);
-                }
+                let key_positions = if message.pk_names == info.get().pk_names {
+                    info.get().pk_positions.clone()
+                } else {
+                    let plan_names = &info.get().names;
+                    message
+                        .pk_names
+                        .iter()
+                        .map(|pk| plan_names.iter().position(|n| n == pk))
+                        .collect()
+                };
                 view = Some(PlanView {
                     plan: plan.clone(),
-                    names: plan_names,
+                    info,
                     key_positions,
                 });
-                last_types = None;
             }
             let current_view = view.as_ref().expect("set above");
-            names = &current_view.names;
+            names = &current_view.info.get().names;
             if names.len() != values.len() || names.len() != current.types.len() {
                 return Ok(None);
             }
-            let types_changed = match &last_types {
-                Some(last) => !(last.is(&current.types) || last.eq(&current.types)?),
-                None => !current.types.is_empty(),
-            };
-            if types_changed {
-                for (name, sql_type) in names.iter().zip(current.types.iter()) {
-                    upsert(
-                        &mut message.sql_types,
-                        name.to_str()?,
-                        sql_type.extract::<i64>()?,
-                    );
-                }
-                last_types = Some(current.types.clone());
-            }
+            message
+                .types
+                .note(&current_view.info, &current.types, switched)?;
             if !values.is_empty() {
                 if message.data_rows > 0 {
                     message.data.push(b',');
@@ -296,13 +423,22 @@ fn collect(rows: &Bound<'_, PyAny>, kind: u8) -> PyResult<Option<Message>> {
                 message.data_rows += 1;
                 note_key(&mut message, &current_view.key_positions, &values)?;
             }
+            current_info = Some(current_view.info.clone());
         }
         if kind == UPDATE {
             let before = image(&row, true)?;
             if message.old_rows > 0 {
                 message.old.push(b',');
             }
-            if write_old(&mut message.old, before.as_ref(), names, &values)?.is_none() {
+            if write_old(
+                &mut message.old,
+                before.as_ref(),
+                current_info.as_ref(),
+                names,
+                &values,
+            )?
+            .is_none()
+            {
                 return Ok(None);
             }
             message.old_rows += 1;
@@ -313,7 +449,7 @@ fn collect(rows: &Bound<'_, PyAny>, kind: u8) -> PyResult<Option<Message>> {
 
 /// Tracks whether all data rows share one primary-key value (``message_key``).
 fn note_key(
-    message: &mut Message,
+    message: &mut Message<'_>,
     positions: &[Option<usize>],
     values: &[Text<'_>],
 ) -> PyResult<()> {
@@ -339,7 +475,7 @@ fn note_key(
     Ok(())
 }
 
-fn record_key(database: &str, table: &str, message: &Message) -> Vec<u8> {
+fn record_key(database: &str, table: &str, message: &Message<'_>) -> Vec<u8> {
     let mut key = Vec::with_capacity(database.len() + table.len() + 24);
     key.extend_from_slice(database.as_bytes());
     if !table.is_empty() {
@@ -394,14 +530,14 @@ fn write_map<V>(out: &mut Vec<u8>, map: &[(String, V)], write_value: impl Fn(&mu
 /// The FlatMessage JSON of a message, written without its ``id`` and ``ts`` values; the
 /// returned offsets are where those two numbers belong (``id`` first).
 fn write_message(
-    message: &Message,
+    message: &Message<'_>,
     database: &str,
     table: &str,
     event_type: &str,
     es: i64,
     sql: &str,
     gtid: &str,
-) -> (Vec<u8>, usize, usize) {
+) -> PyResult<(Vec<u8>, usize, usize)> {
     let mut out = Vec::with_capacity(message.data.len() + message.old.len() + 256);
     out.extend_from_slice(b"{\"data\":");
     write_rows(&mut out, message.data_rows, &message.data);
@@ -414,7 +550,7 @@ fn write_message(
     out.extend_from_slice(b",\"id\":");
     let id_at = out.len();
     out.extend_from_slice(b",\"isDdl\":false,\"mysqlType\":");
-    write_map(&mut out, &message.mysql_types, |out, v| write_str(out, v));
+    message.types.write_mysql_types(&mut out);
     out.extend_from_slice(b",\"old\":");
     write_rows(&mut out, message.old_rows, &message.old);
     out.extend_from_slice(b",\"pkNames\":");
@@ -433,7 +569,7 @@ fn write_message(
     out.extend_from_slice(b",\"sql\":");
     write_str(&mut out, sql);
     out.extend_from_slice(b",\"sqlType\":");
-    write_map(&mut out, &message.sql_types, |out, v| write_int(out, *v));
+    message.types.write_sql_types(&mut out)?;
     out.extend_from_slice(b",\"table\":");
     write_str(&mut out, table);
     out.extend_from_slice(b",\"ts\":");
@@ -441,7 +577,7 @@ fn write_message(
     out.extend_from_slice(b",\"type\":");
     write_str(&mut out, event_type);
     out.push(b'}');
-    (out, id_at, ts_at)
+    Ok((out, id_at, ts_at))
 }
 
 /// ``(value, key)`` of the record of one rows event, or None to use the pure-Python path.
@@ -465,7 +601,7 @@ pub fn rows_record<'py>(
         return Ok(None);
     };
     let (template, id_at, ts_at) =
-        write_message(&message, database, table, event_type, es, sql, gtid);
+        write_message(&message, database, table, event_type, es, sql, gtid)?;
     let mut out = Vec::with_capacity(template.len() + 40);
     out.extend_from_slice(&template[..id_at]);
     write_int(&mut out, id);
@@ -499,7 +635,7 @@ pub fn rows_record_parts<'py>(
         return Ok(None);
     };
     let (template, id_at, ts_at) =
-        write_message(&message, database, table, event_type, es, sql, gtid);
+        write_message(&message, database, table, event_type, es, sql, gtid)?;
     let key = record_key(database, table, &message);
     if template.len() + key.len() > limit {
         return Ok(None);
