@@ -98,20 +98,27 @@ class BinlogParser:
         """Entries from ``start`` (a transaction start, or a GTID) until ``stop()``."""
         facts = self.preflight()
         resume = start
-        last_yielded: tuple[str, int] | None = None
+        last: Entry | None = None  # the last entry yielded, heartbeats aside
         failures = 0
         while not self._stopping.is_set():
             try:
+                # A new dump starts at the transaction in progress: what was yielded before
+                # comes again first, and is skipped up to the last entry yielded.
+                replayed = None if last is None else _binlog_key(last)
                 for entry in self._dump(facts, resume):
-                    key = (entry.header.logfile_name, entry.header.logfile_offset)
-                    if entry.entry_type is not EntryType.HEARTBEAT:
-                        if last_yielded is not None and key <= last_yielded:
-                            continue
-                        last_yielded = key
+                    entry_type = entry.entry_type
+                    if entry_type is not EntryType.HEARTBEAT:
+                        if replayed is not None:
+                            if _binlog_key(entry) <= replayed:
+                                continue
+                            replayed = None
+                        last = entry
                     failures = 0
-                    if entry.entry_type is EntryType.TRANSACTIONBEGIN:
+                    if entry_type is EntryType.TRANSACTIONBEGIN:
                         resume = position_of(entry)
-                    elif entry.entry_type is EntryType.TRANSACTIONEND or entry.is_ddl:
+                    elif entry_type is EntryType.TRANSACTIONEND or (
+                        entry.row_change is not None and entry.row_change.is_ddl
+                    ):
                         resume = resume_position_after(entry)
                     yield entry
                 return
@@ -142,8 +149,9 @@ class BinlogParser:
                     LiveSchema(conn), facts.time_zone, start.journal_name or ""
                 )
                 wanted = frozenset(WANTED_EVENTS)
+                convert_raw, parse_table_map = converter.convert_raw, tables.build
                 for raw in self._events(stream, start, converter.repeats_table_map):
-                    entries = converter.convert_raw(raw, tables.build, library.post_header_lengths)
+                    entries = convert_raw(raw, parse_table_map, library.post_header_lengths)
                     if entries is None:
                         event = library.build(raw.data, stream.table_map)
                         tables.post_header_lengths = library.post_header_lengths
@@ -227,6 +235,10 @@ class BinlogParser:
             raise SourceUnreachable(
                 f"lost the binlog stream from {self._source.address}: {exc}"
             ) from exc
+
+
+def _binlog_key(entry: Entry) -> tuple[str, int]:
+    return entry.header.logfile_name, entry.header.logfile_offset
 
 
 def struct_error_types() -> type[Exception]:
