@@ -6,8 +6,11 @@ worker as threads of one process, the bridge can go no faster than one core allo
 starts ``python -m bridge.parse.child``, which runs a ``BinlogParser`` and writes its entries
 to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
 is about to read the socket, where it may wait, or holds ``BATCH_ENTRIES`` entries, so an
-entry never waits for others to arrive. The pipe carries the backpressure: while the store is
-full the instance stops reading, the child blocks writing and stops reading the binlog.
+entry never waits for others to arrive. With a ``render_limit`` the child also writes the
+records of rows events (``bridge.mq.records.render_rows``, compiled path): they cross as a
+few bytes objects, not as row values, which is what makes the second core pay off. The pipe
+(widened to ``PIPE_BYTES``) carries the backpressure: while the store is full the instance
+stops reading, the child blocks writing and stops reading the binlog.
 
 The child runs in a session of its own (signals for the bridge's process group do not reach
 it), is killed by ``stop()`` and dies with the thread that started it (Linux
