@@ -308,6 +308,17 @@ class DestinationConfig(_Model):
             )
         return self
 
+    @model_validator(mode="after")
+    def _batch_fits_the_store(self) -> DestinationConfig:
+        # A get waits for batch_size entries (or its timeout): more than the store holds
+        # would never come, and with get_timeout_ms <= 0 the worker would wait for ever.
+        if self.store.mode == "ITEMSIZE" and self.batch_size > self.store.buffer_size:
+            raise ValueError(
+                f"batch_size {self.batch_size} must not exceed store.buffer_size "
+                f"{self.store.buffer_size}: lower batch_size or raise store.buffer_size"
+            )
+        return self
+
 
 class BridgeConfig(_Model):
     kafka: KafkaConfig

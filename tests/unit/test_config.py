@@ -506,6 +506,7 @@ def test_transaction_size_must_fit_the_store() -> None:
                 "name": "d",
                 "source": {"address": "db:3306", "username": "u", "slave_id": 2},
                 "transaction_size": 4096,
+                "batch_size": 512,
                 "store": {"buffer_size": 1024},
                 "mq": {"topic": "t"},
             }
@@ -513,3 +514,17 @@ def test_transaction_size_must_fit_the_store() -> None:
     }
     with pytest.raises(InvalidConfig, match="transaction_size 4096 must not exceed"):
         parse_config(data, source="test.yaml", environ={})
+
+
+def test_batch_size_must_fit_the_store_in_item_mode() -> None:
+    small_store = with_("destinations.0.store", {"buffer_size": 1024, "mode": "ITEMSIZE"})
+    problems = problems_of(small_store)
+    assert any(
+        "batch_size 4096 must not exceed store.buffer_size 1024: lower batch_size" in p
+        for p in problems
+    ), problems
+    fits = parse_config(with_("destinations.0.batch_size", 1024, small_store), environ={})
+    assert fits.destinations[0].batch_size == 1024
+    # In MEMSIZE mode batch_size counts mem_unit bytes, not slots.
+    memsize = with_("destinations.0.store.mode", "MEMSIZE", small_store)
+    assert parse_config(memsize, environ={}).destinations[0].batch_size == 4096
