@@ -31,6 +31,7 @@ DESTINATION = DestinationConfig.model_validate(
         "source": {"address": "127.0.0.1:3306", "username": "u", "slave_id": 9},
         "mq": {"topic": "t"},
         "store": {"buffer_size": 64},
+        "batch_size": 64,
         "transaction_size": 8,
     }
 )
