@@ -66,6 +66,7 @@ class RowData:
 RenderedParts = tuple[int, bytes, bytes, bytes, bytes]
 
 
+@dataclass(frozen=True, slots=True)
 class RenderedRows:
     """The rows of one rows event already written as canal's FlatMessage JSON and record key.
 
@@ -73,16 +74,14 @@ class RenderedRows:
     instance carries a few bytes objects instead of row objects across the process boundary.
     The JSON lacks the batch ``id`` and build ``ts``, known only when a batch is built:
     ``finish`` puts them in. ``len()`` is the number of rows; there are no row images to read.
+    Fields in ``RenderedParts`` order.
     """
 
-    __slots__ = ("count", "head", "key", "middle", "tail")
-
-    def __init__(self, count: int, head: bytes, middle: bytes, tail: bytes, key: bytes) -> None:
-        self.count = count
-        self.head = head
-        self.middle = middle
-        self.tail = tail
-        self.key = key
+    count: int
+    head: bytes
+    middle: bytes
+    tail: bytes
+    key: bytes
 
     def __len__(self) -> int:
         return self.count
@@ -90,20 +89,6 @@ class RenderedRows:
     def finish(self, batch_id: bytes, ts: bytes) -> bytes:
         """The record value, given the batch id and build time as JSON numbers."""
         return b"".join((self.head, batch_id, self.middle, ts, self.tail))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, RenderedRows):
-            return NotImplemented
-        return (self.count, self.head, self.middle, self.tail, self.key) == (
-            other.count,
-            other.head,
-            other.middle,
-            other.tail,
-            other.key,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.count, self.head, self.middle, self.tail, self.key))
 
 
 @dataclass(frozen=True, slots=True)

@@ -213,9 +213,7 @@ class RecordBuilder:
             return None
         value, key = built
         headers = binlog_headers(header)
-        if len(value) + len(key) > self._quick_budget(header) and len(value) > (
-            self._value_budget(key, headers)
-        ):
+        if not self._fits(value, key, header, headers):
             return None
         return _new_record(route[0], route[1], key, value, headers)
 
@@ -229,8 +227,7 @@ class RecordBuilder:
         route = self._route(database, table)
         value = rows.finish(id_text, ts_text)
         headers = binlog_headers(header)
-        budget = self._value_budget(rows.key, headers)
-        if route is None or len(value) > budget:
+        if route is None or not self._fits(value, rows.key, header, headers):
             raise RenderedRowsMisfit(
                 f"{database}.{table} at {header.logfile_name}:{header.logfile_offset}: rows "
                 f"rendered by the binlog reader process do not fit this destination "
@@ -257,11 +254,16 @@ class RecordBuilder:
         routes[database, table] = route
         return route
 
-    def _quick_budget(self, header: Header) -> int:
-        """A lower bound of the value budget of any record of ``header`` (headers at their
-        longest UTF-8 length): a key + value within it fits without counting the headers."""
+    def _fits(
+        self, value: bytes, key: bytes, header: Header, headers: tuple[tuple[str, bytes], ...]
+    ) -> bool:
+        """Whether a record is within the size limit. Headers are counted only when key and
+        value come near it: below the limit less the headers at their longest UTF-8 length,
+        any record of ``header`` fits."""
         longest = 4 * (len(header.logfile_name) + len(header.gtid)) + _FIXED_HEADER_BYTES
-        return self.max_record_bytes - RECORD_OVERHEAD - longest
+        if len(value) + len(key) <= self.max_record_bytes - RECORD_OVERHEAD - longest:
+            return True
+        return len(value) <= self._value_budget(key, headers)
 
     def _records_of(self, sourced: SourcedMessage) -> list[OutgoingRecord]:
         message, header = sourced.message, sourced.header
@@ -336,8 +338,10 @@ def render_rows(header: Header, change: RowChange, limit: int) -> RenderedParts 
     and key would be over ``limit`` bytes (such records keep their rows, for the oversize
     policy)."""
     compiled = native.module
-    native_rows = _native_rows(change) if compiled is not None else None
-    if compiled is None or native_rows is None:
+    if compiled is None:
+        return None
+    native_rows = _native_rows(change)
+    if native_rows is None:
         return None
     (kind, event_type), rows = native_rows
     return compiled.rows_record_parts(

@@ -41,6 +41,7 @@ _new_header = slotted_constructor(Header)
 _new_entry = slotted_constructor(Entry)
 _new_row_change = slotted_constructor(RowChange)
 _new_row_data = slotted_constructor(RowData)
+_new_rendered_rows = slotted_constructor(RenderedRows)
 Render = Callable[[Header, RowChange], RenderedParts | None]
 
 
@@ -165,7 +166,7 @@ class EntryDecoder:
                 is_ddl,
                 sql,
                 ddl_schema_name,
-                RenderedRows(*rows) if type(rows) is tuple else self._rows(rows),
+                _new_rendered_rows(*rows) if type(rows) is tuple else self._rows(rows),
             )
         return _new_entry(header, _ENTRY_TYPES[entry_type], row_change, transaction_id)
 
