@@ -2,9 +2,10 @@
 # Installs what canal-bridge needs on a Debian machine, idempotently:
 #   system packages (MariaDB server and client, Java 17+, Maven, Python venv support),
 #   the Kafka broker + ZooKeeper jars from Maven Central (into var/cache/kafka-libs),
+#   a Debian sid root file system with MySQL 9.x (debootstrap, into var/cache/sid-rootfs),
 #   the project's virtualenv (var/venv) with the spark, test and dev extras, and in it the
 #   compiled hot path (native/, Rust + PyO3) when cargo is on the machine.
-# Usage: deploy/local/install.sh [system|kafka|python|native]...   (default: all four)
+# Usage: deploy/local/install.sh [system|kafka|mysql|python|native]...   (default: all five)
 source "$(dirname "$0")/lib.sh"
 
 install_system() {
@@ -14,6 +15,7 @@ install_system() {
   command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
   command -v mvn >/dev/null || missing+=(maven)
   python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+  command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
   local java_major
   java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.specification.version = //p')
@@ -32,6 +34,25 @@ install_kafka() {
     -DoutputDirectory="$libs" -DincludeScope=runtime >&2 \
     || die "downloading the Kafka jars from Maven Central failed: check network access, then rerun"
   echo "$sum" >"$stamp"
+}
+
+# MySQL is not in Debian stable; sid's mysql-server-core runs from a chroot (services.sh).
+# The stamp names the packages, so changing the list rebuilds the root file system.
+SID_PACKAGES=mysql-server-core,mysql-client-core
+install_mysql() {
+  local stamp=$SID_ROOTFS/.canal-bridge-packages
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$SID_PACKAGES" ]; then return; fi
+  [ "$(id -u)" -eq 0 ] || die "building the MySQL root file system needs root (debootstrap, chroot): rerun as root"
+  log "building a Debian sid root file system with MySQL into $SID_ROOTFS (debootstrap, about a minute)"
+  local tmp=$SID_ROOTFS.partial
+  rm -rf "$tmp" "$SID_ROOTFS"
+  debootstrap --variant=minbase --include="$SID_PACKAGES" sid "$tmp" "$DEBIAN_MIRROR" \
+    >"$CACHE_DIR/sid-debootstrap.log" 2>&1 \
+    || die "debootstrap of Debian sid failed: see $CACHE_DIR/sid-debootstrap.log (mirror $DEBIAN_MIRROR; set CANAL_BRIDGE_DEBIAN_MIRROR to another)"
+  rm -rf "$tmp"/var/cache/apt/archives/*.deb
+  mkdir -p "$tmp/srv/mysql"
+  echo "$SID_PACKAGES" >"$tmp/.canal-bridge-packages"
+  mv "$tmp" "$SID_ROOTFS"
 }
 
 install_python() {
@@ -69,14 +90,15 @@ install_native() {
 main() {
   mkdir -p "$CACHE_DIR"
   local parts=("$@")
-  [ ${#parts[@]} -gt 0 ] || parts=(system kafka python native)
+  [ ${#parts[@]} -gt 0 ] || parts=(system kafka mysql python native)
   for part in "${parts[@]}"; do
     case $part in
       system) install_system ;;
       kafka) install_kafka ;;
+      mysql) install_mysql ;;
       python) install_python ;;
       native) install_native ;;
-      *) die "unknown part '$part': use system, kafka, python or native" ;;
+      *) die "unknown part '$part': use system, kafka, mysql, python or native" ;;
     esac
   done
 }

@@ -8,6 +8,10 @@ SERVICES_DIR=$VAR_DIR/services
 CACHE_DIR=$VAR_DIR/cache
 VENV_DIR=$VAR_DIR/venv
 NATIVE_TARGET_DIR=$CACHE_DIR/native-target  # cargo's build folder for native/
+# A Debian sid root file system (debootstrap) that MySQL runs from, chrooted: nothing from sid
+# touches the host. Built once, reused by every later `services.sh up mysql`.
+SID_ROOTFS=$CACHE_DIR/sid-rootfs
+DEBIAN_MIRROR=${CANAL_BRIDGE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 # rustup installs cargo under ~/.cargo/bin, which non-login shells may not have on PATH.
 if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -15,7 +19,8 @@ if ! command -v cargo >/dev/null && [ -x "$HOME/.cargo/bin/cargo" ]; then
 fi
 
 # Non-default ports, so a system MariaDB/Kafka/ZooKeeper on the machine never clashes.
-MYSQL_PORT=${CANAL_BRIDGE_MYSQL_PORT:-13306}
+MYSQL_PORT=${CANAL_BRIDGE_MYSQL_PORT:-13306}                    # MariaDB (the historical name)
+ORACLE_MYSQL_PORT=${CANAL_BRIDGE_ORACLE_MYSQL_PORT:-13307}      # MySQL 9.x from Debian sid
 KAFKA_PORT=${CANAL_BRIDGE_KAFKA_PORT:-19092}
 KAFKA_CONTROLLER_PORT=${CANAL_BRIDGE_KAFKA_CONTROLLER_PORT:-19093}
 ZOOKEEPER_PORT=${CANAL_BRIDGE_ZOOKEEPER_PORT:-12181}

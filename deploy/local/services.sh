@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The local services canal-bridge's tests, examples and benchmarks run against:
-#   MariaDB (binlog ROW/FULL, GTIDs), Kafka (KRaft, single node), ZooKeeper (standalone).
+#   MariaDB (binlog ROW/FULL, GTIDs), MySQL 9.x (the same, run from a Debian sid chroot),
+#   Kafka (KRaft, single node), ZooKeeper (standalone).
 # Spark needs no server: pyspark runs local[*] from the virtualenv (see `env`).
 #
-# Usage: deploy/local/services.sh up|down|status|env [mariadb|kafka|zookeeper]...
+# Usage: deploy/local/services.sh up|down|status|env [mariadb|mysql|kafka|zookeeper]...
 # All listen on 127.0.0.1 only, on non-default ports; state lives under var/services.
 # `up` is idempotent; `down` stops, by PID file, only what `up` started.
 source "$(dirname "$0")/lib.sh"
 
-ALL_SERVICES=(mariadb zookeeper kafka)
+ALL_SERVICES=(mariadb mysql zookeeper kafka)
 KAFKA_LIBS=$CACHE_DIR/kafka-libs
 
 pidfile() { echo "$SERVICES_DIR/$1/$1.pid"; }
@@ -86,6 +87,87 @@ CREATE USER '$MYSQL_ADMIN_USER'@'%' IDENTIFIED BY '$MYSQL_ADMIN_PASSWORD';
 GRANT ALL PRIVILEGES ON *.* TO '$MYSQL_ADMIN_USER'@'%' WITH GRANT OPTION;
 FLUSH PRIVILEGES;
 SQL
+  fi
+}
+
+# ---------------------------------------------------------------- MySQL (Debian sid chroot)
+# mysqld runs chrooted in $SID_ROOTFS, in a mount namespace of its own where the service folder
+# is bind-mounted at /srv/mysql (and /proc mounted): the mounts vanish with the process, and the
+# datadir, binlogs, socket and PID file stay under var/services/mysql on the host.
+mysql_dir=$SERVICES_DIR/mysql
+MYSQL_IN_ROOT=/srv/mysql
+
+# in_sid COMMAND...: a command of the sid root file system, seeing the service folder.
+IN_SID=(unshare --mount --propagation private -- sh -c
+  'mount --bind "$1" "$2/srv/mysql" && mount -t proc proc "$2/proc" && root=$2 && shift 2 && exec chroot "$root" "$@"'
+  in_sid "$mysql_dir" "$SID_ROOTFS")
+in_sid() { "${IN_SID[@]}" "$@"; }
+
+oracle_mysql_client() { in_sid mysql --no-defaults --socket="$MYSQL_IN_ROOT/mysqld.sock" -uroot "$@"; }
+
+mysql_config() {
+  cat >"$mysql_dir/my.cnf" <<CNF
+[mysqld]
+datadir=$MYSQL_IN_ROOT/data
+socket=$MYSQL_IN_ROOT/mysqld.sock
+pid-file=$MYSQL_IN_ROOT/mysql.pid
+log-error=$MYSQL_IN_ROOT/mysqld.log
+port=$ORACLE_MYSQL_PORT
+bind-address=127.0.0.1
+mysqlx=OFF
+skip-name-resolve
+user=root
+server_id=1
+log_bin=$MYSQL_IN_ROOT/binlog/mysql-bin
+binlog_format=ROW
+binlog_row_image=FULL
+binlog_row_metadata=FULL
+gtid_mode=ON
+enforce_gtid_consistency=ON
+binlog_expire_logs_seconds=604800
+max_binlog_size=256M
+character-set-server=utf8mb4
+max_allowed_packet=64M
+innodb_buffer_pool_size=256M
+innodb_redo_log_capacity=512M
+innodb_flush_log_at_trx_commit=2
+sync_binlog=0
+secure_file_priv=$MYSQL_IN_ROOT/files
+CNF
+}
+
+mysql_ready() { oracle_mysql_client -e 'SELECT 1' >/dev/null 2>&1; }
+mysql_launcher=0
+# Ready, or the launcher gone (mysqld refused its settings: wait no longer; the caller checks).
+mysql_ready_or_exited() { mysql_ready || ! kill -0 "$mysql_launcher" 2>/dev/null; }
+
+mysql_up() {
+  pid_alive "$(pidfile mysql)" && return 0
+  require_free_port MySQL "$ORACLE_MYSQL_PORT" CANAL_BRIDGE_ORACLE_MYSQL_PORT
+  [ -x "$SID_ROOTFS/usr/sbin/mysqld" ] || die "MySQL missing in $SID_ROOTFS: run deploy/local/install.sh mysql"
+  local sock=$mysql_dir/mysqld.sock
+  [ ${#sock} -lt 100 ] || die "MySQL socket path $sock is too long for a unix socket: set CANAL_BRIDGE_VAR_DIR to a shorter folder"
+  mkdir -p "$mysql_dir/binlog" "$mysql_dir/files"
+  mysql_config
+  if [ ! -d "$mysql_dir/data/mysql" ]; then
+    log "initialising the MySQL datadir"
+    rm -rf "$mysql_dir/data"
+    in_sid /usr/sbin/mysqld --defaults-file="$MYSQL_IN_ROOT/my.cnf" --initialize-insecure \
+      >"$mysql_dir/install.log" 2>&1 || die "mysqld --initialize failed: see $mysql_dir/install.log and $mysql_dir/mysqld.log"
+  fi
+  setsid "${IN_SID[@]}" /usr/sbin/mysqld --defaults-file="$MYSQL_IN_ROOT/my.cnf" </dev/null >/dev/null 2>&1 &
+  mysql_launcher=$!
+  wait_until 90 "MySQL ready on 127.0.0.1:$ORACLE_MYSQL_PORT" mysql_ready_or_exited \
+    && mysql_ready || die "MySQL did not become ready within 90s: see $mysql_dir/mysqld.log"
+  if [ ! -f "$mysql_dir/.accounts" ]; then
+    # The accounts use MySQL's default plugin, caching_sha2_password.
+    oracle_mysql_client <<SQL || die "creating the MySQL users failed"
+CREATE USER IF NOT EXISTS '$MYSQL_CANAL_USER'@'%' IDENTIFIED BY '$MYSQL_CANAL_PASSWORD';
+GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '$MYSQL_CANAL_USER'@'%';
+CREATE USER IF NOT EXISTS '$MYSQL_ADMIN_USER'@'%' IDENTIFIED BY '$MYSQL_ADMIN_PASSWORD';
+GRANT ALL PRIVILEGES ON *.* TO '$MYSQL_ADMIN_USER'@'%' WITH GRANT OPTION;
+SQL
+    touch "$mysql_dir/.accounts"
   fi
 }
 
@@ -213,6 +295,7 @@ export CANAL_BRIDGE_MYSQL_USER=$MYSQL_CANAL_USER
 export CANAL_BRIDGE_MYSQL_PASSWORD=$MYSQL_CANAL_PASSWORD
 export CANAL_BRIDGE_MYSQL_ADMIN_USER=$MYSQL_ADMIN_USER
 export CANAL_BRIDGE_MYSQL_ADMIN_PASSWORD=$MYSQL_ADMIN_PASSWORD
+export CANAL_BRIDGE_ORACLE_MYSQL_PORT=$ORACLE_MYSQL_PORT
 export CANAL_PASSWORD=$MYSQL_CANAL_PASSWORD
 export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:$KAFKA_PORT
 export ZOOKEEPER_HOSTS=127.0.0.1:$ZOOKEEPER_PORT
@@ -230,12 +313,14 @@ main() {
   local services=("$@")
   [ ${#services[@]} -gt 0 ] || services=("${ALL_SERVICES[@]}")
   for s in "${services[@]}"; do
-    case $s in mariadb | kafka | zookeeper) ;; *) die "unknown service '$s': use mariadb, kafka or zookeeper" ;; esac
+    case $s in mariadb | mysql | kafka | zookeeper) ;; *) die "unknown service '$s': use mariadb, mysql, kafka or zookeeper" ;; esac
   done
   case $cmd in
     up)
       mkdir -p "$SERVICES_DIR"
-      "$REPO_ROOT/deploy/local/install.sh" system kafka
+      local parts=(system kafka)
+      [[ " ${services[*]} " != *" mysql "* ]] || parts+=(mysql)
+      "$REPO_ROOT/deploy/local/install.sh" "${parts[@]}"
       for s in "${services[@]}"; do "${s}_up"; done
       ;;
     down)
@@ -244,7 +329,7 @@ main() {
       ;;
     status) for s in "${services[@]}"; do status_line "$s"; done ;;
     env) print_env ;;
-    *) die "usage: $0 up|down|status|env [mariadb|kafka|zookeeper]..." ;;
+    *) die "usage: $0 up|down|status|env [mariadb|mysql|kafka|zookeeper]..." ;;
   esac
 }
 

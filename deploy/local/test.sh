@@ -14,7 +14,7 @@ stop_started() {
 trap stop_started EXIT
 
 deploy/local/install.sh
-for s in mariadb zookeeper kafka; do
+for s in mariadb mysql zookeeper kafka; do
   deploy/local/services.sh status "$s" | grep -q running || started+=("$s")
 done
 deploy/local/services.sh up
