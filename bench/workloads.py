@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import pymysql
 from pymysql.constants import CLIENT
 
+from bridge.parse.source import master_position as _source_end
+
 WIDE_TABLE = (
     "CREATE TABLE {schema}.{table} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, qty INT, "
     "note VARCHAR(64), price DECIMAL(12,2), at DATETIME(6), doc JSON)"
@@ -180,8 +182,7 @@ def create_schema(conn: Connection, schema: str, workload: Workload) -> None:
 
 
 def master_position(conn: Connection) -> tuple[str, int]:
-    with conn.cursor() as cur:
-        cur.execute("SHOW MASTER STATUS")
-        row = cur.fetchone()
-    assert row is not None, "binary logging is off"
-    return str(row[0]), int(row[1])
+    """The binlog's current end, by the statement the server knows (MariaDB, MySQL 8 or 9)."""
+    end = _source_end(conn)
+    assert end.journal_name is not None and end.position is not None
+    return end.journal_name, end.position

@@ -10,11 +10,13 @@ import logging
 import time
 from typing import TYPE_CHECKING, TextIO
 
+import pymysql
+
 from bridge.config import BridgeConfig, DestinationConfig
 from bridge.exceptions import BridgeError
 from bridge.meta import codec
 from bridge.meta.file_mixed import META_FILE
-from bridge.parse.source import master_position, open_connection
+from bridge.parse.source import binlog_status, open_connection, translate_error
 from bridge.position import LogPosition
 
 if TYPE_CHECKING:
@@ -65,16 +67,24 @@ def describe(
         lag = "-"
         if position.timestamp:
             lag = f"{max(0.0, time.time() - position.timestamp / 1000):.1f}s"
-    try:
-        with open_connection(destination.source) as conn:
-            end = master_position(conn)
-        source_end = f"{end.journal_name}:{end.position}"
-    except (BridgeError, OSError) as exc:
-        source_end = f"unreachable ({exc})"
     return (
         f"{destination.name}: cursor {where}, cursor time lag {lag}, "
-        f"source {destination.source.address} at {source_end}"
+        f"source {destination.source.address} {_source_end(destination)}"
     )
+
+
+def _source_end(destination: DestinationConfig) -> str:
+    """``at <file>:<offset> [gtid=<set>]``, or why the source could not say."""
+    source = destination.source
+    try:
+        with open_connection(source) as conn:
+            end = binlog_status(conn)
+    except pymysql.MySQLError as exc:
+        return f"not read ({translate_error(exc, source)})"
+    except (BridgeError, OSError) as exc:
+        return f"not read ({exc})"
+    text = f"at {end.position.journal_name}:{end.position.position}"
+    return f"{text} gtid={end.gtid_set}" if end.gtid_set else text
 
 
 def describe_cluster(view: ClusterView, root: str) -> list[str]:

@@ -6,7 +6,8 @@
      interval on the new server.
 2. No known position: the configured GTID; or ``journal_name + position``;
    ``journal_name + timestamp`` (search that file); ``timestamp`` (search the binlogs from the
-   newest backwards); or nothing configured: the current end (``SHOW MASTER STATUS``).
+   newest backwards); or nothing configured: the current end (``SHOW BINARY LOG STATUS``, or
+   ``SHOW MASTER STATUS`` where the server predates it: ``bridge.parse.source.binlog_status``).
 3. A configured file position that is not a transaction start is moved back to the start of
    the enclosing transaction, so no rows event arrives without its TABLE_MAP.
 """
@@ -91,7 +92,7 @@ class StartPositionFinder:
                 name = binary_logs(conn)[0][0]
                 chosen = EntryPosition(journal_name=name, position=4)
             else:
-                chosen = master_position(conn)
+                chosen = master_position(conn, self._facts.server)
         log.error(
             "binlog position %s:%s was purged from %s; on_purged=%s, so reading starts at "
             "%s:%s: changes in between are NOT delivered",
@@ -122,7 +123,7 @@ class StartPositionFinder:
         if start.timestamp is not None:
             return self._by_timestamp(start.timestamp)
         with open_connection(self._source) as conn:
-            return master_position(conn)
+            return master_position(conn, self._facts.server)
 
     def _starts(self, journal_name: str) -> list[TransactionStart]:
         return list(transaction_starts(self._source, self._facts, journal_name))
@@ -174,7 +175,7 @@ class StartPositionFinder:
         after ``timestamp_ms``, then the first transaction starting at or after it."""
         with open_connection(self._source) as conn:
             names = [name for name, _ in binary_logs(conn)]
-            end = master_position(conn)
+            end = master_position(conn, self._facts.server)
         candidate_index = 0
         for index in range(len(names) - 1, -1, -1):
             first = self._first_start(names[index])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import ssl
 import zoneinfo
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +17,7 @@ from typing import Any
 
 import pymysql
 
-from bridge.config import SourceConfig
+from bridge.config import SourceConfig, SourceTls
 from bridge.parse.exceptions import (
     ParseError,
     SourceAccessDenied,
@@ -28,13 +29,18 @@ from bridge.position import EntryPosition
 ER_ACCESS_DENIED = 1045
 ER_DBACCESS_DENIED = 1044
 ER_SPECIFIC_ACCESS_DENIED = 1227
+ER_PLUGIN_IS_NOT_LOADED = 1524  # the account's auth plugin is not in the server
+ER_SECURE_TRANSPORT_REQUIRED = 3159  # require_secure_transport=ON and no TLS
 ER_SLAVE_SAME_ID = 4052  # MariaDB: another replica with our server_id is connected
 CR_CONNECTION_ERRORS = frozenset({2002, 2003, 2005, 2006, 2013})
+CR_SSL_CONNECTION_ERROR = 2026
+CR_AUTH_PLUGIN_CANNOT_LOAD = 2059  # PyMySQL cannot answer the auth plugin the server asks for
 
 
 def connection_settings(source: SourceConfig) -> dict[str, Any]:
-    """PyMySQL keyword arguments for ``source`` (TLS passed through); the one place the
-    source password is unwrapped."""
+    """PyMySQL keyword arguments for ``source``; the one place the source password is
+    unwrapped. Without ``source.ssl`` PyMySQL still uses TLS when the server offers it, but
+    checks no certificate."""
     settings: dict[str, Any] = {
         "host": source.host,
         "port": source.port,
@@ -44,19 +50,32 @@ def connection_settings(source: SourceConfig) -> dict[str, Any]:
         "charset": "utf8mb4",
     }
     if source.ssl is not None:
-        ssl: dict[str, Any] = {
-            "check_hostname": source.ssl.verify_identity,
-            "verify_mode": None if source.ssl.verify_cert else False,
-        }
-        for key, value in (
-            ("ca", source.ssl.ca),
-            ("cert", source.ssl.cert),
-            ("key", source.ssl.key),
-        ):
-            if value:
-                ssl[key] = value
-        settings["ssl"] = ssl
+        settings["ssl"] = tls_context(source.ssl)
     return settings
+
+
+def tls_context(tls: SourceTls) -> ssl.SSLContext:
+    """The TLS context of ``source.ssl``, as the MySQL client's ssl-mode: ``verify_cert`` needs
+    a certificate chain to ``ca`` (the system's trust store without one: VERIFY_CA);
+    ``verify_identity`` also needs the certificate to name the host (VERIFY_IDENTITY, which
+    implies VERIFY_CA). MySQL's auto-generated certificates name no host.
+
+    Raises SourceMisconfigured when a file cannot be loaded."""
+    try:
+        context = ssl.create_default_context(cafile=tls.ca)
+        # MySQL's auto-generated CA lacks extensions Python 3.13's strict mode demands.
+        context.verify_flags &= ~ssl.VERIFY_X509_STRICT
+        context.check_hostname = tls.verify_identity
+        if not (tls.verify_cert or tls.verify_identity):
+            context.verify_mode = ssl.CERT_NONE
+        if tls.cert:
+            context.load_cert_chain(tls.cert, tls.key)
+    except (OSError, ssl.SSLError) as exc:
+        raise SourceMisconfigured(
+            f"cannot load the TLS files of source.ssl ({exc}): check source.ssl.ca, "
+            "source.ssl.cert and source.ssl.key"
+        ) from exc
+    return context
 
 
 def translate_error(exc: pymysql.MySQLError, source: SourceConfig) -> BaseException:
@@ -72,6 +91,22 @@ def translate_error(exc: pymysql.MySQLError, source: SourceConfig) -> BaseExcept
             f"{where} lacks a privilege ({exc.args[1] if len(exc.args) > 1 else exc}): "
             f"GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{source.username}'"
         )
+    if code in (ER_PLUGIN_IS_NOT_LOADED, CR_AUTH_PLUGIN_CANNOT_LOAD):
+        return SourceAccessDenied(_auth_plugin_advice(exc, source))
+    if code == ER_SECURE_TRANSPORT_REQUIRED:
+        return SourceMisconfigured(
+            f"{source.address} accepts TLS connections only (require_secure_transport=ON): "
+            "set source.ssl (e.g. source.ssl.ca to the server's CA file)"
+        )
+    if code in (*CR_CONNECTION_ERRORS, CR_SSL_CONNECTION_ERROR) and "CERTIFICATE_VERIFY" in str(
+        exc
+    ):
+        return SourceMisconfigured(_certificate_advice(exc, source))
+    if code == CR_SSL_CONNECTION_ERROR:
+        return SourceMisconfigured(
+            f"TLS to {source.address} failed ({exc.args[-1]}): give the server ssl_cert and "
+            "ssl_key, or remove source.ssl"
+        )
     if code == ER_SLAVE_SAME_ID:
         return SourceUnreachable(
             f"another replica with server_id {source.slave_id} is connected to {source.address} "
@@ -86,6 +121,48 @@ def translate_error(exc: pymysql.MySQLError, source: SourceConfig) -> BaseExcept
     return exc
 
 
+def _auth_plugin_advice(exc: pymysql.MySQLError, source: SourceConfig) -> str:
+    """Error 1524 (the server lacks the account's plugin: mysql_native_password is off by
+    default in MySQL 8.4 and gone in 9.0) or 2059 (PyMySQL cannot answer the plugin asked)."""
+    code, text = exc.args[0], str(exc.args[-1])
+    # PyMySQL names the plugin as bytes: "Authentication plugin 'b'dialog'' not configured".
+    named = re.search(r"'(?:b')?([A-Za-z_][\w.-]*)'", text)
+    plugin = named[1] if named else "its authentication plugin"
+    account = f"ALTER USER '{source.username}'@'<host>' IDENTIFIED WITH"
+    if plugin == "mysql_native_password":
+        why = "mysql_native_password is off in MySQL 8.4 and removed in 9.0"
+        fix = f"{account} caching_sha2_password BY '<password>'"
+    elif code == CR_AUTH_PLUGIN_CANNOT_LOAD:
+        why = f"canal-bridge (PyMySQL) cannot answer the {plugin} plugin"
+        fix = (
+            f"{account} caching_sha2_password BY '<password>' on MySQL; on MariaDB "
+            f"ALTER USER '{source.username}'@'<host>' IDENTIFIED BY '<password>' "
+            "(mysql_native_password)"
+        )
+    else:
+        why = f"the account uses {plugin}, which the server has not loaded"
+        fix = f"load the plugin, or {account} caching_sha2_password BY '<password>'"
+    return f"{source.username}@{source.address} cannot log in ({why}): {fix}"
+
+
+def _certificate_advice(exc: pymysql.MySQLError, source: SourceConfig) -> str:
+    reason = re.search(r"certificate verify failed: ([^(]+?)\s*\(", str(exc))
+    why = reason[1].rstrip(". ") if reason else "certificate verify failed"
+    if "mismatch" in why or "not valid for" in why:
+        fix = (
+            f"the certificate does not name {source.host} (MySQL's auto-generated ones name no "
+            "host): give the server a certificate for it, or set source.ssl.verify_identity "
+            "false to check the chain only"
+        )
+    else:
+        fix = (
+            "set source.ssl.ca to the CA file that signed the server's certificate (ca.pem in "
+            "the data directory for MySQL's auto-generated one), or source.ssl.verify_cert "
+            "false to encrypt without checking it"
+        )
+    return f"the TLS certificate of {source.address} was not accepted ({why}): {fix}"
+
+
 @contextmanager
 def open_connection(source: SourceConfig) -> Iterator[pymysql.connections.Connection[Any]]:
     try:
@@ -98,6 +175,62 @@ def open_connection(source: SourceConfig) -> Iterator[pymysql.connections.Connec
         conn.close()
 
 
+# --- which server: the statements differ by flavor and version -----------------------------
+
+_VERSION_NUMBER = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerVersion:
+    """A source's flavor and version number, read from ``@@version``."""
+
+    mariadb: bool
+    number: tuple[int, int, int]
+
+    @classmethod
+    def parse(cls, text: str) -> ServerVersion:
+        """``10.11.6-MariaDB-log``, ``5.5.5-10.11.6-MariaDB`` (the replication handshake's
+        form), ``8.0.36``, ``9.7.4-2``; an unreadable number reads as 0.0.0 (the oldest
+        statements)."""
+        mariadb = "mariadb" in text.lower()
+        match = _VERSION_NUMBER.match(text.removeprefix("5.5.5-") if mariadb else text)
+        if match is None:
+            return cls(mariadb, (0, 0, 0))
+        major, minor, patch = match.groups()
+        return cls(mariadb, (int(major), int(minor), int(patch or 0)))
+
+    def __str__(self) -> str:
+        return f"{'MariaDB' if self.mariadb else 'MySQL'} {'.'.join(map(str, self.number))}"
+
+
+@dataclass(frozen=True, slots=True)
+class StatusStatements:
+    binlog_status: str  # File, Position (and Executed_Gtid_Set on MySQL)
+    replica_status: str
+
+
+LEGACY_STATEMENTS = StatusStatements("SHOW MASTER STATUS", "SHOW SLAVE STATUS")
+# MySQL renamed SHOW SLAVE STATUS in 8.0.22 and SHOW MASTER STATUS in 8.2.0, and dropped the
+# old names in 8.4 (error 1064). MariaDB keeps them. Newest first: the first row at or below
+# the server's version applies.
+MYSQL_STATEMENTS: tuple[tuple[tuple[int, int, int], StatusStatements], ...] = (
+    ((8, 2, 0), StatusStatements("SHOW BINARY LOG STATUS", "SHOW REPLICA STATUS")),
+    ((8, 0, 22), StatusStatements("SHOW MASTER STATUS", "SHOW REPLICA STATUS")),
+    ((0, 0, 0), LEGACY_STATEMENTS),
+)
+
+
+def status_statements(server: ServerVersion) -> StatusStatements:
+    if server.mariadb:
+        return LEGACY_STATEMENTS
+    return next(found for first, found in MYSQL_STATEMENTS if server.number >= first)
+
+
+def server_version(conn: pymysql.connections.Connection[Any]) -> ServerVersion:
+    (version,) = _query_one(conn, "SELECT @@version")
+    return ServerVersion.parse(str(version))
+
+
 @dataclass(frozen=True, slots=True)
 class SourceFacts:
     """What preflight learnt about the source."""
@@ -107,6 +240,10 @@ class SourceFacts:
     is_mariadb: bool
     row_metadata_full: bool
     time_zone: dt.tzinfo
+
+    @property
+    def server(self) -> ServerVersion:
+        return ServerVersion.parse(self.version)
 
 
 def _query_one(conn: pymysql.connections.Connection[Any], sql: str) -> tuple[Any, ...]:
@@ -180,12 +317,35 @@ class SourceVariables:
     grants: tuple[str, ...]
     # None where the server has no such variable (MariaDB < 10.5, MySQL < 8.0).
     row_metadata: str | None = None
-    expire_logs_days: float | None = None
-    binlog_expire_logs_seconds: int | None = None
+    expire_logs_days: float | None = None  # MariaDB, MySQL < 8.4
+    binlog_expire_logs_seconds: int | None = None  # MySQL >= 8.0.1, MariaDB >= 10.6
+    expire_logs_auto_purge: bool = True  # MySQL >= 8.0.29: binlog_expire_logs_auto_purge
+    transaction_compression: str | None = None  # MySQL >= 8.0.20: ON / OFF
+    mariadb_log_bin_compress: str | None = None  # MariaDB >= 10.2: ON / OFF
+    row_value_options: str | None = None  # MySQL >= 8.0.3: '' / PARTIAL_JSON
+    gtid_mode: str | None = None  # MySQL: OFF / OFF_PERMISSIVE / ON_PERMISSIVE / ON
+    enforce_gtid_consistency: str | None = None  # MySQL: OFF / WARN / ON
 
     @property
     def row_metadata_full(self) -> bool:
         return (self.row_metadata or "").upper() == "FULL"
+
+    @property
+    def server(self) -> ServerVersion:
+        return ServerVersion.parse(self.version)
+
+
+_EXTRA_VARIABLES = (
+    "binlog_row_metadata",
+    "expire_logs_days",
+    "binlog_expire_logs_seconds",
+    "binlog_expire_logs_auto_purge",
+    "binlog_transaction_compression",
+    "log_bin_compress",
+    "binlog_row_value_options",
+    "gtid_mode",
+    "enforce_gtid_consistency",
+)
 
 
 def read_variables(conn: pymysql.connections.Connection[Any]) -> SourceVariables:
@@ -197,10 +357,7 @@ def read_variables(conn: pymysql.connections.Connection[Any]) -> SourceVariables
     with conn.cursor() as cur:
         cur.execute("SHOW GRANTS FOR CURRENT_USER()")
         grants = tuple(str(row[0]) for row in cur.fetchall())
-        cur.execute(
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
-            "('binlog_row_metadata', 'expire_logs_days', 'binlog_expire_logs_seconds')"
-        )
+        cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN %s", (_EXTRA_VARIABLES,))
         extra = {str(row[0]).lower(): str(row[1]) for row in cur.fetchall()}
     days = extra.get("expire_logs_days")
     seconds = extra.get("binlog_expire_logs_seconds")
@@ -214,7 +371,41 @@ def read_variables(conn: pymysql.connections.Connection[Any]) -> SourceVariables
         row_metadata=extra.get("binlog_row_metadata"),
         expire_logs_days=float(days) if days not in (None, "") else None,
         binlog_expire_logs_seconds=int(seconds) if seconds not in (None, "") else None,
+        expire_logs_auto_purge=extra.get("binlog_expire_logs_auto_purge", "ON").upper() == "ON",
+        transaction_compression=extra.get("binlog_transaction_compression"),
+        mariadb_log_bin_compress=extra.get("log_bin_compress"),
+        row_value_options=extra.get("binlog_row_value_options"),
+        gtid_mode=extra.get("gtid_mode"),
+        enforce_gtid_consistency=extra.get("enforce_gtid_consistency"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class AccountAuth:
+    user: str
+    host: str
+    plugin: str
+
+    @property
+    def account(self) -> str:
+        return f"'{self.user}'@'{self.host}'"
+
+
+def account_auth(conn: pymysql.connections.Connection[Any]) -> AccountAuth | None:
+    """The account we are logged in as and its authentication plugin, from mysql.user (which
+    the SELECT grant CDC needs can read); None where it cannot be read."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT User, Host, plugin FROM mysql.user "
+                "WHERE CONCAT(User, '@', Host) = CURRENT_USER()"
+            )
+            row = cur.fetchone()
+    except pymysql.MySQLError:
+        return None
+    if row is None or not row[2]:
+        return None
+    return AccountAuth(str(row[0]), str(row[1]), str(row[2]))
 
 
 # --- the required checks: each returns the problem (with its one-line fix) or None --------
@@ -294,14 +485,47 @@ def preflight(source: SourceConfig, time_zone: str | None = None) -> SourceFacts
         )
 
 
-def master_position(conn: pymysql.connections.Connection[Any]) -> EntryPosition:
-    """The current end of the binlog (``SHOW MASTER STATUS``)."""
+@dataclass(frozen=True, slots=True)
+class BinlogStatus:
+    """The current end of the binlog and the GTID state there ('' where GTIDs are off)."""
+
+    position: EntryPosition
+    gtid_set: str
+
+
+def binlog_status(
+    conn: pymysql.connections.Connection[Any], server: ServerVersion | None = None
+) -> BinlogStatus:
+    """The current end of the binlog, by the statement ``server`` knows (read from the
+    connection unless given): ``SHOW BINARY LOG STATUS`` on MySQL >= 8.2, else ``SHOW MASTER
+    STATUS``. The GTID state is MySQL's Executed_Gtid_Set or MariaDB's @@gtid_binlog_pos."""
+    server = server or server_version(conn)
+    statement = status_statements(server).binlog_status
     with conn.cursor() as cur:
-        cur.execute("SHOW MASTER STATUS")
+        cur.execute(statement)
         row = cur.fetchone()
-    if row is None:
-        raise SourceMisconfigured("SHOW MASTER STATUS returned nothing: is log_bin on?")
-    return EntryPosition(journal_name=str(row[0]), position=int(row[1]))
+        if row is None:
+            raise SourceMisconfigured(
+                f"{statement} returned nothing: binary logging is off; start the server with "
+                "log_bin and binlog_format=ROW"
+            )
+        if server.mariadb:
+            cur.execute("SELECT @@global.gtid_binlog_pos")
+            gtid_row = cur.fetchone()
+            gtid_set = str(gtid_row[0] or "") if gtid_row is not None else ""
+        else:
+            gtid_set = str(row[4] or "") if len(row) > 4 else ""
+    return BinlogStatus(
+        EntryPosition(journal_name=str(row[0]), position=int(row[1])),
+        gtid_set.replace("\n", ""),
+    )
+
+
+def master_position(
+    conn: pymysql.connections.Connection[Any], server: ServerVersion | None = None
+) -> EntryPosition:
+    """The current end of the binlog: file and offset (see ``binlog_status``)."""
+    return binlog_status(conn, server).position
 
 
 def binary_logs(conn: pymysql.connections.Connection[Any]) -> list[tuple[str, int]]:

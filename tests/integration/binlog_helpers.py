@@ -1,4 +1,4 @@
-"""Shared helpers for tests that read the real MariaDB binlog."""
+"""Shared helpers for tests that read the real binlog (MariaDB or MySQL)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pymysql
 from bridge.config import SourceConfig
 from bridge.entry import Entry, EntryType
 from bridge.parse.parser import BinlogParser, EntryReader
+from bridge.parse.source import master_position as _source_end
 from bridge.position import EntryPosition
 from tests.conftest import MysqlEndpoint
 
@@ -30,10 +31,8 @@ def source_config(mysql: MysqlEndpoint, **overrides: Any) -> SourceConfig:
 
 
 def master_position(conn: Connection) -> EntryPosition:
-    with conn.cursor() as cur:
-        cur.execute("SHOW MASTER STATUS")
-        row = cur.fetchone()
-    return EntryPosition(journal_name=row[0], position=int(row[1]))
+    """The binlog's current end on either server (the product's version-chosen statement)."""
+    return _source_end(conn)
 
 
 def execute(conn: Connection, *statements: str) -> None:

@@ -6,28 +6,23 @@ import time
 import uuid
 
 import pymysql
+import pytest
 from confluent_kafka import Consumer, Producer
 from kazoo.client import KazooClient
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import WriteRowsEvent
 
 from tests.conftest import MysqlEndpoint
+from tests.integration.binlog_helpers import master_position
 
 
-def _master_status(conn: pymysql.connections.Connection) -> tuple[str, int]:  # type: ignore[type-arg]
-    with conn.cursor() as cur:
-        cur.execute("SHOW MASTER STATUS")
-        row = cur.fetchone()
-    assert row is not None, "binary logging is off"
-    return row[0], int(row[1])
-
-
-def test_row_event_read_from_mariadb_binlog(
+@pytest.mark.both_servers
+def test_row_event_read_from_the_binlog(
     mysql: MysqlEndpoint,
     admin_connection: pymysql.connections.Connection,
     scratch_schema: str,  # type: ignore[type-arg]
 ) -> None:
-    log_file, log_pos = _master_status(admin_connection)
+    end = master_position(admin_connection)
     with admin_connection.cursor() as cur:
         cur.execute(f"CREATE TABLE `{scratch_schema}`.t (id INT PRIMARY KEY, note VARCHAR(20))")
         cur.execute(f"INSERT INTO `{scratch_schema}`.t VALUES (7, 'seven')")
@@ -39,8 +34,8 @@ def test_row_event_read_from_mariadb_binlog(
             "password": mysql.password,
         },
         server_id=4242,
-        log_file=log_file,
-        log_pos=log_pos,
+        log_file=end.journal_name,
+        log_pos=end.position,
         resume_stream=True,
         blocking=False,
         only_events=[WriteRowsEvent],

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +16,11 @@ import pytest
 import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from bridge import check as check_module
 from bridge.check import CheckResult, check_source
 from bridge.config import DestinationConfig, parse_config
 from bridge.parse.exceptions import SourceMisconfigured
-from bridge.parse.source import preflight
+from bridge.parse.source import AccountAuth, preflight, read_variables
 from tests.conftest import MysqlEndpoint
 from tests.integration.mariadb_server import ThrowawayServer, throwaway_mariadb
 
@@ -242,3 +245,277 @@ def test_unreachable_kafka_fails_with_the_fix(tmp_path: Path, mysql: MysqlEndpoi
     )
     assert "kafka  connection  FAIL" in run.stdout, run.stdout + run.stderr
     assert "check kafka.bootstrap_servers" in run.stdout
+
+
+# --- MySQL's settings: the real server's answers, and what other values would be judged ----
+
+
+def _assert_config_keys_exist(message: str) -> None:
+    """Every ``source.x`` / ``start.x`` a detail names is a key of the destination config."""
+    for key in re.findall(r"\b(?:source|start)(?:\.[a-z_]+)+", message):
+        model: Any = DestinationConfig
+        for part in key.split("."):
+            assert part in model.model_fields, (key, message)
+            model = model.model_fields[part].annotation
+            model = next((a for a in getattr(model, "__args__", ()) if a is not type(None)), model)
+
+
+def _checked(
+    mysql: MysqlEndpoint,
+    monkeypatch: pytest.MonkeyPatch,
+    start: dict[str, Any] | None = None,
+    **variables: Any,
+) -> dict[str, tuple[str, str]]:
+    """check_source on the real server, with ``variables`` replacing what it reports."""
+    real = read_variables
+    monkeypatch.setattr(
+        check_module, "read_variables", lambda conn: replace(real(conn), **variables)
+    )
+    data = _destination(mysql.address, mysql.user, mysql.password, slave_id=50011)
+    if start is not None:
+        data["start"] = start
+    results = check_source(_destination_config(data))
+    for result in results:
+        assert "\n" not in result.detail
+        _assert_config_keys_exist(result.detail)
+    return _outcomes(results)
+
+
+@pytest.mark.services
+@pytest.mark.only_on("mysql", reason="the settings of MySQL 8/9 a user gets wrong")
+def test_mysql_server_passes_every_source_check(
+    mysql: MysqlEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = _checked(mysql, monkeypatch)
+    assert {check: outcome for check, (outcome, _) in results.items()} == {
+        name: "PASS"
+        for name in (
+            "connection",
+            "binary log",
+            "binlog format",
+            "row image",
+            "server id",
+            "privileges",
+            "row metadata",
+            "binlog compression",
+            "partial JSON",
+            "binlog retention",
+            "gtid",
+            "auth plugin",
+            "time zone",
+        )
+    }
+    assert results["connection"][1].startswith(f"{mysql.address}: MySQL 9.")
+    assert results["binlog compression"][1].startswith("binlog_transaction_compression=")
+    assert results["auth plugin"][1].startswith(f"'{mysql.user}'@'%' uses caching_sha2_password")
+    assert results["gtid"][1].startswith("gtid_mode=ON, enforce_gtid_consistency=ON")
+
+
+MYSQL_CASES = [
+    pytest.param(
+        {"transaction_compression": "ON"},
+        (
+            "binlog compression",
+            "PASS",
+            "binlog_transaction_compression=ON: compressed transactions (zstd) are decoded",
+        ),
+        id="compression-on",
+    ),
+    pytest.param(
+        {"row_value_options": "PARTIAL_JSON"},
+        (
+            "partial JSON",
+            "PASS",
+            "PARTIAL_JSON with binlog_row_image=FULL: JSON diffs are applied",
+        ),
+        id="partial-json-full",
+    ),
+    pytest.param(
+        {"row_value_options": "PARTIAL_JSON", "row_image": "MINIMAL"},
+        (
+            "partial JSON",
+            "FAIL",
+            "with binlog_row_image=MINIMAL: the before image leaves unchanged JSON columns out",
+        ),
+        id="partial-json-minimal",
+    ),
+    pytest.param(
+        {"row_value_options": "PARTIAL_JSON", "row_image": "NOBLOB"},
+        (
+            "partial JSON",
+            "FAIL",
+            "set binlog_row_image=FULL (or binlog_row_value_options='')",
+        ),
+        id="partial-json-noblob",
+    ),
+    pytest.param(
+        {"binlog_expire_logs_seconds": 3600, "expire_logs_days": None},
+        (
+            "binlog retention",
+            "WARN",
+            "binlogs expire after 1.0 h: a longer stop loses the cursor's position (error 1236); "
+            "set binlog_expire_logs_seconds to cover",
+        ),
+        id="retention-one-hour",
+    ),
+    pytest.param(
+        {"binlog_expire_logs_seconds": 0, "expire_logs_days": None},
+        (
+            "binlog retention",
+            "WARN",
+            "binlog_expire_logs_seconds is 0: nothing tells how long binlogs are kept",
+        ),
+        id="retention-unset",
+    ),
+    pytest.param(
+        {"expire_logs_auto_purge": False},
+        (
+            "binlog retention",
+            "WARN",
+            "binlog_expire_logs_auto_purge=OFF: binlogs go only when purged by hand",
+        ),
+        id="auto-purge-off",
+    ),
+    pytest.param(
+        {"gtid_mode": "ON_PERMISSIVE"},
+        (
+            "gtid",
+            "WARN",
+            "gtid_mode=ON_PERMISSIVE is a migration step: transactions without a GTID stop a GTID "
+            "start (start.gtid)",
+        ),
+        id="gtid-on-permissive",
+    ),
+    pytest.param(
+        {"gtid_mode": "OFF_PERMISSIVE", "enforce_gtid_consistency": "WARN"},
+        (
+            "gtid",
+            "WARN",
+            "finish with enforce_gtid_consistency=ON and gtid_mode=ON before using start.gtid",
+        ),
+        id="gtid-off-permissive",
+    ),
+    pytest.param(
+        {"enforce_gtid_consistency": "WARN"},
+        (
+            "gtid",
+            "WARN",
+            "gtid_mode=ON with enforce_gtid_consistency=WARN: set enforce_gtid_consistency=ON",
+        ),
+        id="gtid-on-unenforced",
+    ),
+    pytest.param(
+        {"gtid_mode": "OFF"},
+        (
+            "gtid",
+            "PASS",
+            "gtid_mode=OFF: positions are file offsets (start.gtid unusable)",
+        ),
+        id="gtid-off",
+    ),
+]
+
+
+@pytest.mark.services
+@pytest.mark.only_on("mysql", reason="the settings of MySQL 8/9 a user gets wrong")
+@pytest.mark.parametrize(("variables", "expected"), MYSQL_CASES)
+def test_mysql_settings_are_judged_with_the_fix(
+    mysql: MysqlEndpoint,
+    monkeypatch: pytest.MonkeyPatch,
+    variables: dict[str, Any],
+    expected: tuple[str, str, str],
+) -> None:
+    name, outcome, fragment = expected
+    results = _checked(mysql, monkeypatch, **variables)
+    assert results[name][0] == outcome, results[name]
+    assert fragment in results[name][1], results[name]
+    if name == "binlog retention":
+        assert "expire_logs_days" not in results[name][1], "MySQL 8.4 removed it"
+
+
+@pytest.mark.services
+@pytest.mark.only_on("mysql", reason="MySQL's GTID sets and gtid_purged")
+@pytest.mark.parametrize(
+    ("gtid", "variables", "expected"),
+    [
+        ("0-1-42", {}, ("FAIL", "is a MariaDB GTID but the source is MySQL")),
+        ("not-a-uuid:1-5", {}, ("FAIL", "MySQL does not read it as a GTID set")),
+        (
+            "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5",
+            {"gtid_mode": "OFF"},
+            ("FAIL", "start.gtid is set but gtid_mode=OFF"),
+        ),
+        # gtid_purged is empty on the shared server: every set contains it.
+        ("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5", {}, ("PASS", "gtid_mode=ON")),
+    ],
+)
+def test_mysql_start_gtid_is_checked_against_the_server(
+    mysql: MysqlEndpoint,
+    monkeypatch: pytest.MonkeyPatch,
+    gtid: str,
+    variables: dict[str, Any],
+    expected: tuple[str, str],
+) -> None:
+    outcome, fragment = expected
+    results = _checked(mysql, monkeypatch, start={"gtid": gtid}, **variables)
+    assert results["gtid"][0] == outcome, results["gtid"]
+    assert fragment in results["gtid"][1], results["gtid"]
+
+
+@pytest.mark.services
+@pytest.mark.only_on("mysql", reason="mysql_native_password's removal is MySQL's")
+@pytest.mark.parametrize(
+    ("version", "plugin", "expected"),
+    [
+        (
+            "8.0.36",
+            "mysql_native_password",
+            (
+                "WARN",
+                "which MySQL 8.4 turns off by default and 9.0 removes: an upgrade locks it out; "
+                "ALTER USER 'canal'@'%' IDENTIFIED WITH caching_sha2_password BY '<password>'",
+            ),
+        ),
+        ("8.0.36", "sha256_password", ("WARN", "deprecated since MySQL 8.0.16")),
+        ("9.7.4", "caching_sha2_password", ("PASS", "uses caching_sha2_password")),
+    ],
+)
+def test_mysql_auth_plugin_is_judged(
+    mysql: MysqlEndpoint,
+    monkeypatch: pytest.MonkeyPatch,
+    version: str,
+    plugin: str,
+    expected: tuple[str, str],
+) -> None:
+    outcome, fragment = expected
+    monkeypatch.setattr(
+        check_module, "account_auth", lambda conn: AccountAuth(mysql.user, "%", plugin)
+    )
+    results = _checked(mysql, monkeypatch, version=version)
+    assert results["auth plugin"][0] == outcome, results["auth plugin"]
+    assert fragment in results["auth plugin"][1], results["auth plugin"]
+
+
+@pytest.mark.services
+@pytest.mark.only_on("mysql", reason="an account whose plugin the check cannot read")
+def test_unreadable_auth_plugin_is_skipped(
+    mysql: MysqlEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(check_module, "account_auth", lambda conn: None)
+    assert _checked(mysql, monkeypatch)["auth plugin"][0] == "SKIP"
+
+
+def test_mariadb_compressed_binlog_and_mysql_start_gtid_fail(
+    mysql: MysqlEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = _checked(
+        mysql,
+        monkeypatch,
+        start={"gtid": "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5"},
+        mariadb_log_bin_compress="ON",
+    )
+    assert results["binlog compression"][0] == "FAIL"
+    assert "SET GLOBAL log_bin_compress=OFF" in results["binlog compression"][1]
+    assert results["gtid"][0] == "FAIL"
+    assert "is no MariaDB GTID list" in results["gtid"][1]
+    assert "partial JSON" not in results, "a MySQL setting: no row on MariaDB"
