@@ -7,7 +7,9 @@
     │   ├── SourceMisconfigured                binlog off, not ROW, not FULL image, same server_id
     │   ├── SourceAccessDenied                 bad credentials or missing replication privileges
     │   ├── BinlogPurged                       the start position is gone from the source (1236)
-    │   └── SchemaMismatch                     a rows event does not fit its table definition
+    │   ├── SchemaMismatch                     a rows event does not fit its table definition
+    │   ├── UnsupportedBinlogEvent             an event type refused or unknown (never skipped)
+    │   └── CorruptPayload                     a compressed transaction that does not unpack
     ├── sink.SinkError                         InvalidFilter, SinkStopped, ...
     ├── store.StoreError                       StoreStopped, BatchTooLarge, AckOutOfRange, ...
     ├── meta.MetaError                         BatchOutOfOrder / UnknownBatch (canal's messages),

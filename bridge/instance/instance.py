@@ -28,9 +28,11 @@ from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, RECORD_OVERHEAD
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
     BinlogPurged,
+    CorruptPayload,
     SchemaMismatch,
     SourceAccessDenied,
     SourceMisconfigured,
+    UnsupportedBinlogEvent,
 )
 from bridge.parse.parser import BinlogParser, EntryReader
 from bridge.parse.source import SourceFacts
@@ -47,7 +49,14 @@ RENDER_HEADROOM = 16 * 1024
 
 # Where to start, given what the source is and the last known position (tests inject one).
 FindStart = Callable[[SourceFacts, LogPosition | None], EntryPosition]
-FATAL_ERRORS = (SourceMisconfigured, SourceAccessDenied, BinlogPurged, SchemaMismatch)
+FATAL_ERRORS = (
+    SourceMisconfigured,
+    SourceAccessDenied,
+    BinlogPurged,
+    SchemaMismatch,
+    UnsupportedBinlogEvent,
+    CorruptPayload,
+)
 
 
 def mq_client(destination: str) -> ClientIdentity:

@@ -44,3 +44,26 @@ class SchemaMismatch(ParseError):
 class ParserProcessFailed(ParseError):
     """The binlog reader's process ended without being asked to, or failed with an error that
     could not be carried back as itself; the instance restarts it."""
+
+
+class UnsupportedBinlogEvent(ParseError):
+    """An event the parser refuses or does not know: the destination stops rather than skip
+    changes it cannot read. ``code`` and ``position`` say which and where."""
+
+    def __init__(self, code: int, name: str, position: str, why: str = "") -> None:
+        self.code = code
+        self.position = position
+        if why:
+            message = f"binlog event {name} ({code}) at {position} cannot be streamed: {why}"
+        else:
+            message = (
+                f"{name} at {position}: canal-bridge does not know this binlog event and stops "
+                "rather than skip changes it cannot read; upgrade canal-bridge (or report the "
+                "source's version)"
+            )
+        super().__init__(message)
+
+
+class CorruptPayload(ParseError):
+    """A TRANSACTION_PAYLOAD event (a compressed transaction) that cannot be unpacked; the
+    destination stops: its changes cannot be read, and skipping them would lose them."""

@@ -11,30 +11,24 @@ from __future__ import annotations
 
 import logging
 import random
+import struct
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Protocol
 
 import pymysql
-from pymysqlreplication import BinLogStreamReader, row_event
-from pymysqlreplication import event as binlog_event
 
 from bridge.config import SourceConfig
 from bridge.entry import Entry, EntryType
-from bridge.parse.convert import TABLE_MAP_EVENT, WANTED_EVENTS, EventConverter
+from bridge.parse.convert import EventConverter
+from bridge.parse.dump import DumpConnection, DumpRequest
+from bridge.parse.events import ROTATE_EVENT, TABLE_MAP_EVENT, rotation
 from bridge.parse.exceptions import BinlogPurged, SourceUnreachable
-from bridge.parse.framing import (
-    EventReader,
-    LibraryEvents,
-    RawEvent,
-    connect,
-    follow,
-    reconnect,
-)
+from bridge.parse.framing import RawEvent
 from bridge.parse.schema import LiveSchema
 from bridge.parse.source import (
     SourceFacts,
-    connection_settings,
     open_connection,
     preflight,
     translate_error,
@@ -42,11 +36,6 @@ from bridge.parse.source import (
 from bridge.position import EntryPosition, position_of, resume_position_after
 
 log = logging.getLogger(__name__)
-
-# The library classes LibraryEvents may build: what the converter wants, plus the format
-# description (post-header lengths); and TABLE_MAP alone, for definitions not seen before.
-_ALLOWED = frozenset({*WANTED_EVENTS, binlog_event.FormatDescriptionEvent})
-_TABLE_MAP_ONLY = frozenset({row_event.TableMapEvent})
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
@@ -81,7 +70,7 @@ class BinlogParser:
         self._heartbeat_s = heartbeat_period_s
         self._max_backoff_s = max_backoff_s
         self._stopping = threading.Event()
-        self._stream: BinLogStreamReader | None = None
+        self._dump_connection: DumpConnection | None = None
         self._lock = threading.Lock()
 
     def preflight(self) -> SourceFacts:
@@ -91,8 +80,8 @@ class BinlogParser:
         """Ends ``entries()`` promptly, also while it waits for the source."""
         self._stopping.set()
         with self._lock:
-            if self._stream is not None:
-                self._stream.close()
+            if self._dump_connection is not None:
+                self._dump_connection.close()
 
     def entries(self, start: EntryPosition) -> Iterator[Entry]:
         """Entries from ``start`` (a transaction start, or a GTID) until ``stop()``."""
@@ -137,89 +126,74 @@ class BinlogParser:
                 self._stopping.wait(delay)
 
     def _dump(self, facts: SourceFacts, start: EntryPosition) -> Iterator[Entry]:
-        """mysql-replication connects and sends the dump command; the events are then framed
-        by ``EventReader``, the hot ones decoded by the converter from their bytes and the
-        rest parsed by the library's own classes."""
-        stream = self._open_stream(facts, start)
-        library = LibraryEvents(stream, _ALLOWED)
-        tables = LibraryEvents(stream, _TABLE_MAP_ONLY)
-        try:
-            with open_connection(self._source) as conn:
-                converter = EventConverter(
-                    LiveSchema(conn), facts.time_zone, start.journal_name or ""
-                )
-                wanted = frozenset(WANTED_EVENTS)
-                convert_raw, parse_table_map = converter.convert_raw, tables.build
-                for raw in self._events(stream, start, converter.repeats_table_map):
-                    entries = convert_raw(raw, parse_table_map, library.post_header_lengths)
-                    if entries is None:
-                        event = library.build(raw.data, stream.table_map)
-                        tables.post_header_lengths = library.post_header_lengths
-                        if event is None or type(event) not in wanted:
-                            continue
-                        entries = converter.convert(event)
-                    yield from entries
-        finally:
-            with self._lock:
-                self._stream = None
-            stream.close()
+        """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
+        converts them (``EventConverter``)."""
+        with open_connection(self._source) as conn:
+            converter = EventConverter(LiveSchema(conn), facts.time_zone, start.journal_name or "")
+            convert = converter.convert_raw
+            for raw in self._events(facts, start, converter.repeats_table_map):
+                yield from convert(raw)
 
-    def _open_stream(self, facts: SourceFacts, start: EntryPosition) -> BinLogStreamReader:
-        kwargs: dict[str, Any] = {}
-        if start.journal_name and start.position is not None:
-            kwargs.update(log_file=start.journal_name, log_pos=start.position, resume_stream=True)
-        elif start.gtid:
-            kwargs.update(auto_position=start.gtid)
-        else:
-            raise ValueError("a start position needs journal_name + position, or a gtid")
-        stream = BinLogStreamReader(
-            connection_settings=connection_settings(self._source),
-            server_id=self._source.slave_id,
-            blocking=True,
-            only_events=list(WANTED_EVENTS),
-            freeze_schema=True,
-            # mysql-replication's MariaDB mode always dumps from the first binlog; it is needed
-            # only for GTID starts (file + position works the classic way on MariaDB too).
-            is_mariadb=facts.is_mariadb and "auto_position" in kwargs,
-            slave_heartbeat=self._heartbeat_s,
-            enable_logging=False,
-            **kwargs,
+    def _request(self, facts: SourceFacts, start: EntryPosition) -> DumpRequest:
+        request = DumpRequest(
+            slave_id=self._source.slave_id,
+            heartbeat_s=self._heartbeat_s,
+            mariadb=facts.is_mariadb,
         )
+        if start.journal_name and start.position is not None:
+            return replace(request, journal_name=start.journal_name, position=start.position)
+        if start.gtid:
+            return replace(request, gtid=start.gtid)
+        raise ValueError("a start position needs journal_name + position, or a gtid")
+
+    def _open(self, request: DumpRequest) -> DumpConnection:
+        dump = DumpConnection(self._source, request, self._before_read)
         with self._lock:
-            self._stream = stream
-        return stream
+            if self._stopping.is_set():
+                dump.close()
+                raise SourceUnreachable("stopping")
+            self._dump_connection = dump
+        return dump
 
     def _events(
         self,
-        stream: BinLogStreamReader,
+        facts: SourceFacts,
         start: EntryPosition,
         repeats_table_map: Callable[[bytes, bool], bool],
     ) -> Iterator[RawEvent]:
         """The dump's events; a TABLE_MAP the converter already has is dropped here, before
         any object is made for it (a reconnect then resumes at that map, which is harmless)."""
+        request = self._request(facts, start)
+        dump: DumpConnection | None = None
         try:
-            reader = EventReader(connect(stream), self._before_read)
-            checksum = LibraryEvents(stream, _ALLOWED).checksum
+            dump = self._open(request)
+            journal, position = request.journal_name, request.position
             reconnected = False
             while not self._stopping.is_set():
                 try:
-                    data = reader.next_event()
+                    data = dump.reader.next_event()
                 except OSError:
                     # The dump connection alone was lost: reconnect it once from the last
-                    # event, as mysql-replication does; a second loss in a row goes to the
-                    # retry loop of entries(), with its back-off.
+                    # event; a second loss in a row goes to the retry loop of entries(), with
+                    # its back-off. Without a file name yet, the dump starts over as asked.
                     if reconnected or self._stopping.is_set():
                         raise
-                    reader, reconnected = EventReader(reconnect(stream), self._before_read), True
+                    dump.close()
+                    if journal:
+                        request = replace(request, journal_name=journal, position=position)
+                    dump, reconnected = self._open(request), True
                     continue
                 if data is None:
                     raise SourceUnreachable(
                         f"the source {self._source.address} ended the binlog stream"
                     )
-                if data[4] == TABLE_MAP_EVENT and repeats_table_map(data, checksum):
+                if data[4] == TABLE_MAP_EVENT and repeats_table_map(data, dump.checksum):
                     continue
-                raw = RawEvent(data, checksum)
-                follow(stream, raw)
+                raw = RawEvent(data, dump.checksum)
+                if raw.type_code == ROTATE_EVENT:
+                    position, journal = rotation(raw.data, raw.body_end)
+                elif raw.log_pos:
+                    position = raw.log_pos
                 reconnected = False
                 yield raw
         except pymysql.MySQLError as exc:
@@ -229,19 +203,18 @@ class BinlogParser:
             if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
                 raise BinlogPurged(start, str(exc.args[-1])) from exc
             raise translate_error(exc, self._source) from exc
-        except (OSError, ValueError, AttributeError, struct_error_types()) as exc:
+        except (OSError, ValueError, struct.error) as exc:
             if self._stopping.is_set():
                 return
             raise SourceUnreachable(
                 f"lost the binlog stream from {self._source.address}: {exc}"
             ) from exc
+        finally:
+            with self._lock:
+                self._dump_connection = None
+            if dump is not None:
+                dump.close()
 
 
 def _binlog_key(entry: Entry) -> tuple[str, int]:
     return entry.header.logfile_name, entry.header.logfile_offset
-
-
-def struct_error_types() -> type[Exception]:
-    import struct
-
-    return struct.error

@@ -4,9 +4,10 @@ The input is the body of a WRITE/UPDATE/DELETE rows event after ``number_of_colu
 the checksum::
 
     columns-present bitmap      ceil(n/8) bytes
-    [after-image bitmap]        ceil(n/8) bytes, UPDATE only
+    [after-image bitmap]        ceil(n/8) bytes, UPDATE and PARTIAL_UPDATE only
     rows until the end:         per image: NULL bitmap over the present columns, then the
-                                values of the present non-NULL columns; UPDATE: before, after
+                                values of the present non-NULL columns; UPDATE: before, after;
+                                PARTIAL_UPDATE: before, value_options [+ partial_bits], after
 
 A ``RowDecoder`` is built once per table definition: it binds one value decoder per column
 (``bridge.parse.values``) and caches a plan per present-columns bitmap, so decoding a row is a
@@ -17,6 +18,9 @@ loop over precomputed tuples. Following canal's ``LogEventConvert.parseOneRow``:
   ``updated`` unless the before image has the same column with the same nullness and text
   (canal's ``isUpdate``; a column missing from the before image counts as updated).
 - Columns absent from an image (``binlog_row_image=MINIMAL/NOBLOB``) are left out.
+- PARTIAL_UPDATE rows (type 39, ``binlog_row_value_options=PARTIAL_JSON``) come out as the
+  UPDATE rows of the same change: a JSON column logged as diffs gets the document rebuilt
+  from its before image (``bridge.parse.json_diff``), rendered by its own decoder.
 
 Failures raise subclasses of ``SchemaMismatch`` (``bridge.parse.values.RowDecodeError``): the
 event's column count differs from the table's, a value runs past the body, or bytes are left
@@ -33,9 +37,17 @@ from typing import Any, Literal
 
 from bridge.entry import Column, RowData
 from bridge.parse.compiled import Spec, column_spec, image_reader
+from bridge.parse.json_diff import (
+    JsonDiffNotApplicable,
+    PartialJsonWithoutBase,
+    apply_diffs,
+    partial_columns,
+    read_diffs,
+)
 from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.parse.values import (
     DecodeOptions,
+    MysqlType,
     RowDecodeError,
     TruncatedRowImage,
     UnsupportedColumnType,
@@ -44,7 +56,7 @@ from bridge.parse.values import (
     null_sql_type,
 )
 
-RowsKind = Literal["insert", "update", "delete"]
+RowsKind = Literal["insert", "update", "delete", "partial_update"]
 
 _MAX_PLANS = 64  # distinct present-column bitmaps cached per table
 
@@ -356,6 +368,11 @@ class RowDecoder:
         self._steps = tuple(step for step, _ in steps)
         self._specs = tuple(spec for _, spec in steps)
         self._plans: dict[bytes, Plan] = {}
+        # JSON columns in column order (the partial_bits of a PARTIAL_UPDATE) and the size
+        # of their length prefix, to render a rebuilt document with the column's decoder.
+        json_columns = [col for col in table.columns if col.type_code == MysqlType.JSON]
+        self._json_columns = tuple(col.index for col in json_columns)
+        self._json_prefix = {col.index: col.max_length or 4 for col in json_columns}
 
     @staticmethod
     def _step(col: ColumnMeta, options: DecodeOptions) -> tuple[tuple[Any, ...], Spec | None]:
@@ -379,7 +396,14 @@ class RowDecoder:
         self, kind: RowsKind, body: bytes, column_count: int | None = None
     ) -> tuple[RowData, ...]:
         """All rows of one event body. ``column_count`` is the event's ``number_of_columns``
-        (defaults to the table's); a different count raises ``ColumnCountMismatch``."""
+        (defaults to the table's); a different count raises ``ColumnCountMismatch``.
+
+        ``kind`` "partial_update" is a PARTIAL_UPDATE_ROWS_EVENT (type 39), whose body starts
+        where an UPDATE_ROWS v2's (type 31) does: after the post header, its extra data and
+        ``number_of_columns``. Its rows equal those of the same change logged as an UPDATE;
+        a partial JSON column whose before image is absent (``binlog_row_image=MINIMAL``)
+        raises ``PartialJsonWithoutBase``, a diff that does not fit the before image
+        ``JsonDiffNotApplicable``."""
         count = len(self._steps)
         if column_count is not None and column_count != count:
             raise ColumnCountMismatch(self.table, column_count)
@@ -387,7 +411,7 @@ class RowDecoder:
         before_plan = self._plan(body[:bitmap_size])
         pos = bitmap_size
         after_plan = before_plan
-        if kind == "update":
+        if kind in ("update", "partial_update"):
             after_plan = self._plan(body[pos : pos + bitmap_size])
             pos += bitmap_size
         if len(body) < pos or (len(body) > pos and not (before_plan.columns or after_plan.columns)):
@@ -400,6 +424,8 @@ class RowDecoder:
                 return self._single(body, pos, after_plan, after=True)
             if kind == "delete":
                 return self._single(body, pos, before_plan, after=False)
+            if kind == "partial_update":
+                return self._partial_updates(body, pos, before_plan, after_plan)
             return self._updates(body, pos, before_plan, after_plan)
         except (struct.error, IndexError) as exc:
             raise TruncatedRowImage(
@@ -451,12 +477,105 @@ class RowDecoder:
         self._check_end(pos, end)
         return tuple(rows)
 
+    def _partial_updates(
+        self, data: bytes, pos: int, before_plan: Plan, after_plan: Plan
+    ) -> tuple[RowData, ...]:
+        """PARTIAL_UPDATE rows. Images without a partial column are read as an UPDATE's (by
+        the plans' readers, compiled or not: in a PARTIAL_JSON session every UPDATE is
+        logged this way, most without a diff). A row with a partial column reads its before
+        image a second time, in Python, for the binary documents, and its after image in
+        Python (``_partial_image``); the compiled reader never sees a diff."""
+        rows = []
+        end = len(data)
+        read_old, read_new = before_plan.read, after_plan.read
+        json_columns = self._json_columns
+        while pos < end:
+            start = pos
+            old_values, old_types, pos = read_old(data, pos)
+            partial, pos = partial_columns(data, pos, json_columns)
+            if partial.isdisjoint(after_plan.indexes):
+                new_values, new_types, pos = read_new(data, pos)
+            else:
+                documents = self._json_documents(before_plan, data, start)
+                new_values, new_types, pos = self._partial_image(
+                    after_plan, data, pos, partial, documents
+                )
+            rows.append(
+                decoded_row(before_plan, old_values, old_types, after_plan, new_values, new_types)
+            )
+        self._check_end(pos, end)
+        return tuple(rows)
+
+    def _json_documents(self, plan: Plan, data: bytes, pos: int) -> dict[int, bytes | None]:
+        """The binary documents of the JSON columns in the image at ``pos`` (None: NULL)."""
+        documents: dict[int, bytes | None] = {}
+        nulls, pos = _null_bits(plan, data, pos)
+        prefixes = self._json_prefix
+        for i, step in enumerate(plan.columns):
+            index = step[1]
+            if nulls >> i & 1:
+                if index in prefixes:
+                    documents[index] = None
+                continue
+            start = pos
+            _, _, pos = step[0](data, pos)
+            if index in prefixes:
+                documents[index] = data[start + prefixes[index] : pos]
+        return documents
+
+    def _partial_image(
+        self,
+        plan: Plan,
+        data: bytes,
+        pos: int,
+        partial: frozenset[int],
+        documents: dict[int, bytes | None],
+    ) -> tuple[tuple[str | None, ...], tuple[int, ...], int]:
+        """An after image holding diffs for the ``partial`` columns: each is applied to the
+        column's before document and the result rendered by the column's decoder."""
+        values: list[str | None] = []
+        types: list[int] = []
+        nulls, pos = _null_bits(plan, data, pos)
+        for i, (decoder, index, name, _, _, null_type) in enumerate(plan.columns):
+            if nulls >> i & 1:
+                value, sql_type = None, null_type
+            elif index in partial:
+                diffs, pos = read_diffs(data, pos)
+                if index not in documents:
+                    raise PartialJsonWithoutBase(self.table.full_name, name)
+                before = documents[index]
+                if before is None:
+                    raise JsonDiffNotApplicable(
+                        f"table {self.table.full_name}: column `{name}` is NULL in the before "
+                        "image, which a partial JSON update cannot change"
+                    )
+                try:
+                    document = apply_diffs(before, diffs) if diffs else before
+                except RowDecodeError as exc:
+                    exc.args = (f"table {self.table.full_name}: column `{name}`: {exc}",)
+                    raise
+                prefix = len(document).to_bytes(self._json_prefix[index], "little")
+                value, sql_type, _ = decoder(prefix + document, 0)
+            else:
+                value, sql_type, pos = decoder(data, pos)
+            values.append(value)
+            types.append(sql_type)
+        return tuple(values), tuple(types), pos
+
     def _check_end(self, pos: int, end: int) -> None:
         if pos != end:
             raise TruncatedRowImage(
                 f"table {self.table.full_name}: the last row image ends at byte {pos} of a "
                 f"{end}-byte rows event"
             )
+
+
+def _null_bits(plan: Plan, data: bytes, pos: int) -> tuple[int, int]:
+    """An image's NULL bitmap at ``pos`` -> (the bits, position of the first value)."""
+    end = pos + plan.null_bytes
+    if end > len(data):
+        raise IndexError(end)
+    return int.from_bytes(data[pos:end], "little"), end
 
 
 class _Missing:

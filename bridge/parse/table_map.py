@@ -13,10 +13,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pymysqlreplication.constants import FIELD_TYPE
-
 from bridge.parse.exceptions import SchemaMismatch
 from bridge.parse.table_meta import ColumnMeta, TableMeta
+from bridge.parse.values import MysqlType
 
 # Bytes per character, by charset name (the part of a collation before the first '_').
 _MAX_BYTES_PER_CHAR = {
@@ -38,21 +37,26 @@ _MAX_BYTES_PER_CHAR = {
     "euckr": 2,
 }
 _INT_TYPES = {
-    FIELD_TYPE.TINY: ("tinyint", 4, 3),
-    FIELD_TYPE.SHORT: ("smallint", 6, 5),
-    FIELD_TYPE.INT24: ("mediumint", 9, 8),
-    FIELD_TYPE.LONG: ("int", 11, 10),
-    FIELD_TYPE.LONGLONG: ("bigint", 20, 20),
+    MysqlType.TINY: ("tinyint", 4, 3),
+    MysqlType.SHORT: ("smallint", 6, 5),
+    MysqlType.INT24: ("mediumint", 9, 8),
+    MysqlType.LONG: ("int", 11, 10),
+    MysqlType.LONGLONG: ("bigint", 20, 20),
 }
 _BLOB_NAMES = {1: "tiny", 2: "", 3: "medium", 4: "long"}
 _DISPLAY_WIDTH = re.compile(r"^(tinyint|smallint|mediumint|int|bigint|year)\(\d+\)")
 _FLOAT_SIZE = re.compile(r"^(float|double)\(\d+,\d+\)")
+_VECTOR_SIZE = re.compile(r"^vector\(\d+\)$")  # a VECTOR whose dimension the event lacks
 _SPATIAL = re.compile(
     r"^(?:point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)$"
 )
 
 
 def _charset_name(collation: str | None) -> str:
+    """The charset of a collation, as canal derives it: every MySQL and MariaDB collation name
+    starts with its charset's (``utf8mb4_0900_ai_ci``, ``ucs2_uca1400_ai_ci``, ``binary``).
+
+    ``None`` (no charset metadata, or an id the library does not know) counts as binary."""
     return (collation or "binary").split("_", 1)[0].lower()
 
 
@@ -61,55 +65,66 @@ def _quoted(values: Sequence[str]) -> str:
 
 
 def _enum_labels(values: Sequence[str] | None) -> tuple[str, ...]:
-    """ENUM labels in definition order; mysql-replication puts a placeholder for index 0 first."""
-    return tuple(values[1:]) if values else ()
+    """ENUM labels in definition order (``ColumnDef.enum_values``: plain labels, no
+    placeholder for index 0 as mysql-replication's columns had)."""
+    return tuple(values or ())
 
 
 def _temporal(name: str, fsp: int) -> str:
     return f"{name}({fsp})" if fsp else name
 
 
-def declared_type(column: Any) -> str:
-    """The column type text as ``SHOW CREATE TABLE`` would print it, from binlog metadata."""
+def declared_type(column: Any, display_widths: bool = True) -> str:
+    """The column type text as ``SHOW CREATE TABLE`` would print it, from binlog metadata;
+    ``display_widths``: whether the server prints integer display widths (``int(11)``:
+    MariaDB, MySQL before 8.0.19; MySQL 8.0.19+ prints ``int``, ``year``)."""
     code = column.type
     if code in _INT_TYPES:
         name, width, unsigned_width = _INT_TYPES[code]
+        if not display_widths:
+            return f"{name} unsigned" if column.unsigned else name
         return f"{name}({unsigned_width}) unsigned" if column.unsigned else f"{name}({width})"
     binary = _charset_name(column.collation_name) == "binary"
     per_char = 1 if binary else _MAX_BYTES_PER_CHAR.get(_charset_name(column.collation_name), 1)
     simple: dict[int, Callable[[], str]] = {
-        FIELD_TYPE.NEWDECIMAL: lambda: (
+        MysqlType.NEWDECIMAL: lambda: (
             f"decimal({column.precision},{column.decimals})"
             + (" unsigned" if column.unsigned else "")
         ),
-        FIELD_TYPE.FLOAT: lambda: "float" + (" unsigned" if column.unsigned else ""),
-        FIELD_TYPE.DOUBLE: lambda: "double" + (" unsigned" if column.unsigned else ""),
-        FIELD_TYPE.BIT: lambda: f"bit({column.bits})",
-        FIELD_TYPE.YEAR: lambda: "year(4)",
-        FIELD_TYPE.DATE: lambda: "date",
-        FIELD_TYPE.NEWDATE: lambda: "date",
-        FIELD_TYPE.TIME: lambda: "time",
-        FIELD_TYPE.TIME2: lambda: _temporal("time", column.fsp),
-        FIELD_TYPE.DATETIME: lambda: "datetime",
-        FIELD_TYPE.DATETIME2: lambda: _temporal("datetime", column.fsp),
-        FIELD_TYPE.TIMESTAMP: lambda: "timestamp",
-        FIELD_TYPE.TIMESTAMP2: lambda: _temporal("timestamp", column.fsp),
-        FIELD_TYPE.VARCHAR: lambda: (
+        MysqlType.FLOAT: lambda: "float" + (" unsigned" if column.unsigned else ""),
+        MysqlType.DOUBLE: lambda: "double" + (" unsigned" if column.unsigned else ""),
+        MysqlType.BIT: lambda: f"bit({column.bits})",
+        MysqlType.YEAR: lambda: "year(4)" if display_widths else "year",
+        MysqlType.DATE: lambda: "date",
+        MysqlType.NEWDATE: lambda: "date",
+        MysqlType.TIME: lambda: "time",
+        MysqlType.TIME2: lambda: _temporal("time", column.fsp),
+        MysqlType.DATETIME: lambda: "datetime",
+        MysqlType.DATETIME2: lambda: _temporal("datetime", column.fsp),
+        MysqlType.TIMESTAMP: lambda: "timestamp",
+        MysqlType.TIMESTAMP2: lambda: _temporal("timestamp", column.fsp),
+        MysqlType.VARCHAR: lambda: (
             ("varbinary" if binary else "varchar") + f"({column.max_length // per_char})"
         ),
-        FIELD_TYPE.VAR_STRING: lambda: (
+        MysqlType.VAR_STRING: lambda: (
             ("varbinary" if binary else "varchar") + f"({column.max_length // per_char})"
         ),
-        FIELD_TYPE.STRING: lambda: (
+        MysqlType.STRING: lambda: (
             ("binary" if binary else "char") + f"({column.max_length // per_char})"
         ),
-        FIELD_TYPE.BLOB: lambda: (
+        MysqlType.BLOB: lambda: (
             _BLOB_NAMES.get(column.length_size, "long") + ("blob" if binary else "text")
         ),
-        FIELD_TYPE.JSON: lambda: "json",
-        FIELD_TYPE.GEOMETRY: lambda: "geometry",
-        FIELD_TYPE.ENUM: lambda: f"enum({_quoted(_enum_labels(column.enum_values))})",
-        FIELD_TYPE.SET: lambda: f"set({_quoted(column.set_values or [])})",
+        MysqlType.JSON: lambda: "json",
+        MysqlType.GEOMETRY: lambda: "geometry",
+        MysqlType.ENUM: lambda: f"enum({_quoted(_enum_labels(column.enum_values))})",
+        MysqlType.SET: lambda: f"set({_quoted(column.set_values or [])})",
+        # The dimension comes from the optional VECTOR_DIMENSIONALITY metadata (FULL).
+        MysqlType.VECTOR: lambda: (
+            f"vector({column.vector_dimensions})"
+            if getattr(column, "vector_dimensions", 0)
+            else "vector"
+        ),
     }
     render = simple.get(code)
     return render() if render else f"type{code}"
@@ -125,40 +140,16 @@ def _binlog_view(type_text: str) -> str:
 
 def _same_definition(live_type: str, derived: str) -> bool:
     """True when the live declared type describes the same binlog column as ``derived``."""
+    if derived == "vector":  # no VECTOR_DIMENSIONALITY in the event: any dimension matches
+        live_type = _VECTOR_SIZE.sub("vector", live_type.lower())
     return _binlog_view(live_type) == _binlog_view(derived)
 
 
 def _codec(collation: str | None) -> str | None:
+    """The charset of a text column as ``ColumnMeta.charset`` wants it (its MySQL name, which
+    ``bridge.parse.values`` maps to a decoder), ``None`` for binary data."""
     charset = _charset_name(collation)
-    if charset == "binary":
-        return None
-    return {
-        "utf8mb4": "utf-8",
-        "utf8mb3": "utf-8",
-        "utf8": "utf-8",
-        "latin1": "cp1252",
-        "ascii": "ascii",
-        "ucs2": "utf-16-be",
-        "utf16": "utf-16-be",
-        "utf32": "utf-32-be",
-        "gbk": "gbk",
-        "gb2312": "gb2312",
-        "gb18030": "gb18030",
-        "big5": "big5",
-        "sjis": "shift_jis",
-        "cp932": "cp932",
-        "ujis": "euc_jp",
-        "euckr": "euc_kr",
-        "latin2": "iso8859_2",
-        "greek": "iso8859_7",
-        "hebrew": "iso8859_8",
-        "cp1250": "cp1250",
-        "cp1251": "cp1251",
-        "cp1256": "cp1256",
-        "cp1257": "cp1257",
-        "koi8r": "koi8_r",
-        "koi8u": "koi8_u",
-    }.get(charset, "utf-8")
+    return None if charset == "binary" else charset
 
 
 def build_table_meta(
@@ -167,9 +158,14 @@ def build_table_meta(
     columns: Sequence[Any],
     null_bitmask: bytes,
     live: Sequence[tuple[str, str, bool]] | None,
+    *,
+    display_widths: bool = True,
 ) -> TableMeta:
-    """``columns`` are mysql-replication's TABLE_MAP columns; ``live`` the current
-    (name, declared type, is key) list from ``information_schema``, or None if unknown."""
+    """``columns`` are the TABLE_MAP's columns (``bridge.parse.table_map_event.ColumnDef``:
+    mysql-replication's ``Column`` attributes, ENUM labels without a placeholder); ``live``
+    the current (name, declared type, is key) list from ``information_schema``, or None if
+    unknown; ``display_widths`` as ``declared_type`` takes it, for types derived from the
+    binlog."""
     named = all(c.name for c in columns)
     if not named and (live is None or len(live) != len(columns)):
         raise SchemaMismatch(
@@ -184,7 +180,7 @@ def build_table_meta(
     metas = []
     for index, column in enumerate(columns):
         name = column.name if named else live[index][0]  # type: ignore[index]
-        derived = declared_type(column)
+        derived = declared_type(column, display_widths)
         live_entry = live_by_name.get(name.lower())
         mysql_type = derived
         if live_entry is not None and _same_definition(live_entry[1], derived):
@@ -214,7 +210,7 @@ def build_table_meta(
                 bits=int(getattr(column, "bits", 0) or 0),
                 enum_values=_enum_labels(column.enum_values),
                 set_values=tuple(column.set_values or ()),
-                is_text=code in (FIELD_TYPE.BLOB, FIELD_TYPE.JSON) and charset is not None,
+                is_text=code in (MysqlType.BLOB, MysqlType.JSON) and charset is not None,
             )
         )
     return TableMeta(schema=schema, table=table, columns=tuple(metas))

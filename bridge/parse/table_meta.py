@@ -20,11 +20,13 @@ class ColumnMeta:
     The size fields are the decoded TABLE_MAP metadata, each meaningful for some types only:
 
     - ``max_length``: CHAR/VARCHAR max length in bytes (selects a 1- or 2-byte length prefix);
-      BLOB/TEXT/JSON/GEOMETRY: the length-prefix size (1..4); ENUM/SET: storage bytes.
+      BLOB/TEXT/JSON/GEOMETRY/VECTOR: the length-prefix size (1..4; 0 for JSON, GEOMETRY and
+      VECTOR means 4); ENUM/SET: storage bytes.
     - ``precision`` / ``scale``: DECIMAL.
     - ``fsp``: fractional-seconds precision of TIME2/DATETIME2/TIMESTAMP2 (0..6).
     - ``bits``: BIT(n) width.
-    - ``charset``: Python codec of a text column, ``None`` for binary data.
+    - ``charset``: charset of a text column, by its MySQL name (``utf8mb4``, ``latin1``) or a
+      Python codec (``bridge.parse.values`` decodes both); ``None`` for binary data.
     """
 
     index: int

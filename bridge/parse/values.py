@@ -36,6 +36,7 @@ ENUM (247)                the 1-based index ("0" = the '' error)      INTEGER   
 SET (248)                 the bitmask as an unsigned decimal          BIT        BINARY
 JSON (245, MySQL binary)  canal's JsonConversion text                 VARCHAR    OTHER
 GEOMETRY (255)            raw bytes (SRID + WKB) as ISO-8859-1 text   BLOB       BINARY
+VECTOR (242, MySQL 9)     VECTOR_TO_STRING text "[1.00000e+00,...]"   OTHER      OTHER
 ========================  ==========================================  =========  ==========
 
 The NULL column type is canal's ``mysqlToJavaType``: canal applies its unsigned / text / binary
@@ -119,6 +120,7 @@ class MysqlType(IntEnum):
     TIMESTAMP2 = 17
     DATETIME2 = 18
     TIME2 = 19
+    VECTOR = 242
     JSON = 245
     NEWDECIMAL = 246
     ENUM = 247
@@ -665,6 +667,8 @@ _MYSQL_CHARSETS: dict[str, str | None] = {
     "koi8u": "koi8-u",
     "macroman": "mac-roman",
     "tis620": "tis-620",
+    "macce": "mac-latin2",
+    "hp8": "hp-roman8",
 }
 
 # MySQL's latin1 is cp1252 whose five undefined bytes map to the same code points.
@@ -805,6 +809,24 @@ def _blob(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     if not 1 <= col.max_length <= 4:
         raise UnsupportedColumnType(col, f"BLOB length prefix of {col.max_length} bytes")
     return _prefixed_text(col.max_length, col, _T.CLOB)
+
+
+def _vector(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
+    """MySQL 9's VECTOR: a length-prefixed array of little-endian float32, rendered as MySQL's
+    ``VECTOR_TO_STRING`` prints it (``[1.00000e+00,-2.50000e-01]``, each ``%.5e``). canal has
+    no VECTOR; ``OTHER`` is its type for a column type it does not map."""
+    span = _prefixed(col.max_length or 4)
+
+    def decode(data: bytes, pos: int) -> tuple[str, int, int]:
+        start, end = span(data, pos)
+        if (end - start) % 4:
+            raise TruncatedRowImage(
+                f"a {end - start}-byte VECTOR value in column `{col.name}` is not float32s"
+            )
+        floats = struct.unpack_from(f"<{(end - start) // 4}f", data, start)
+        return "[" + ",".join([f"{f:.5e}" for f in floats]) + "]", _T.OTHER, end
+
+    return decode
 
 
 def _geometry(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
@@ -958,6 +980,7 @@ DECODERS: dict[int, DecoderFactory] = {
     MysqlType.ENUM: _enum,
     MysqlType.SET: _set,
     MysqlType.GEOMETRY: _geometry,
+    MysqlType.VECTOR: _vector,
     MysqlType.JSON: _json,
 }
 
@@ -977,7 +1000,10 @@ def null_sql_type(col: ColumnMeta, options: DecodeOptions) -> int:
     if code in (MysqlType.ENUM, MysqlType.SET) and options.enum_set_labels:
         sql_type = _T.CHAR
     elif code in (MysqlType.VARCHAR, MysqlType.VAR_STRING, MysqlType.STRING):
-        binary = text_decoder(col) is None
+        try:
+            binary = text_decoder(col) is None
+        except UnsupportedColumnType:  # text in a charset without decoder: its values fail
+            binary = False
         if code == MysqlType.STRING:
             sql_type = _T.BINARY if binary else _T.CHAR
         else:
@@ -1012,6 +1038,7 @@ _NULL_SQL_TYPES: dict[int, int] = {
     MysqlType.ENUM: _T.INTEGER,
     MysqlType.SET: _T.BINARY,
     MysqlType.GEOMETRY: _T.BINARY,
+    MysqlType.VECTOR: _T.OTHER,
 }
 
 
