@@ -2,21 +2,41 @@
 
 Where the variables are absent and a Docker engine answers, the services are started with
 testcontainers; otherwise the test fails (never skips) and names the command to run.
+
+Two source servers: MariaDB (``CANAL_BRIDGE_MYSQL_*``, a historical name) and Oracle MySQL
+(``CANAL_BRIDGE_ORACLE_MYSQL_*``). The ``mysql`` fixture is MariaDB unless a test opts in:
+
+- ``@pytest.mark.both_servers`` (on a test, or a module's ``pytestmark``) runs the test once per
+  server; the ``mysql`` fixture is parametrized indirectly and the test ids end in ``[mariadb]``
+  / ``[mysql]``.
+- ``@pytest.mark.only_on("mariadb" | "mysql", reason=...)`` runs it on that server only (also
+  inside a ``both_servers`` module), its id still naming the server; ``reason`` says why.
+
+Each server is found (or started) once per session, on first use; fixtures built on ``mysql``
+(admin connections, scratch schemas) follow the server of the test that requests them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Literal, NoReturn, cast, get_args
 
 import pymysql
 import pytest
 
 HOW_TO = 'run `eval "$(deploy/local/services.sh env)"` after `deploy/local/services.sh up`'
+_RUN = secrets.token_hex(3)  # this test session, in the names of its scratch schemas
+
+Flavor = Literal["mariadb", "mysql"]
+FLAVORS: tuple[Flavor, ...] = get_args(Flavor)
 
 
 @dataclass(frozen=True)
@@ -27,6 +47,7 @@ class MysqlEndpoint:
     password: str
     admin_user: str
     admin_password: str
+    flavor: Flavor
 
     @property
     def address(self) -> str:
@@ -43,29 +64,51 @@ def _missing(variable: str) -> NoReturn:
     pytest.fail(f"{variable} is not set and no Docker engine answers: {HOW_TO}", pytrace=False)
 
 
-@pytest.fixture(scope="session")
-def mysql() -> Iterator[MysqlEndpoint]:
-    if os.environ.get("CANAL_BRIDGE_MYSQL_PORT"):
-        env = os.environ
+# flavor -> (prefix of its variables, container image, server options of the shared servers)
+_SERVERS: dict[Flavor, tuple[str, str, str]] = {
+    "mariadb": (
+        "CANAL_BRIDGE_MYSQL",
+        "mariadb:10.11",
+        "--log-bin --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL "
+        "--server-id=1",
+    ),
+    "mysql": (
+        "CANAL_BRIDGE_ORACLE_MYSQL",
+        "mysql:9",
+        "--log-bin --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL "
+        "--server-id=1 --gtid-mode=ON --enforce-gtid-consistency=ON",
+    ),
+}
+
+
+@contextmanager
+def _server(flavor: Flavor) -> Iterator[MysqlEndpoint]:
+    """The server of ``flavor``: the local one its variables name, else a container."""
+    prefix, image, options = _SERVERS[flavor]
+    env = os.environ
+    if env.get(f"{prefix}_PORT"):
+
+        def setting(name: str, default: str) -> str:
+            # The MySQL server shares MariaDB's accounts unless its own variables say otherwise.
+            return env.get(f"{prefix}_{name}", env.get(f"CANAL_BRIDGE_MYSQL_{name}", default))
+
         yield MysqlEndpoint(
-            host=env.get("CANAL_BRIDGE_MYSQL_HOST", "127.0.0.1"),
-            port=int(env["CANAL_BRIDGE_MYSQL_PORT"]),
-            user=env.get("CANAL_BRIDGE_MYSQL_USER", "canal"),
-            password=env.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal"),
-            admin_user=env.get("CANAL_BRIDGE_MYSQL_ADMIN_USER", "bridge_admin"),
-            admin_password=env.get("CANAL_BRIDGE_MYSQL_ADMIN_PASSWORD", "bridge_admin"),
+            host=setting("HOST", "127.0.0.1"),
+            port=int(env[f"{prefix}_PORT"]),
+            user=setting("USER", "canal"),
+            password=setting("PASSWORD", "canal"),
+            admin_user=setting("ADMIN_USER", "bridge_admin"),
+            admin_password=setting("ADMIN_PASSWORD", "bridge_admin"),
+            flavor=flavor,
         )
         return
     if not _docker_available():
-        _missing("CANAL_BRIDGE_MYSQL_PORT")
+        _missing(f"{prefix}_PORT")
     from testcontainers.mysql import MySqlContainer
 
     container = MySqlContainer(
-        "mariadb:10.11", username="bridge_admin", password="bridge_admin", root_password="root"
-    ).with_command(
-        "--log-bin --binlog-format=ROW --binlog-row-image=FULL --binlog-row-metadata=FULL "
-        "--server-id=1"
-    )
+        image, username="bridge_admin", password="bridge_admin", root_password="root"
+    ).with_command(options)
     with container:
         yield MysqlEndpoint(
             host=container.get_container_host_ip(),
@@ -74,7 +117,66 @@ def mysql() -> Iterator[MysqlEndpoint]:
             password="root",
             admin_user="root",
             admin_password="root",
+            flavor=flavor,
         )
+
+
+class SourceServers:
+    """The session's source servers by flavor, each found or started on first use and stopped
+    at the end of the session (not when the tests switch from one server to the other)."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        self._stack = stack
+        self._found: dict[Flavor, MysqlEndpoint] = {}
+
+    def get(self, flavor: Flavor) -> MysqlEndpoint:
+        if flavor not in self._found:
+            started: AbstractContextManager[MysqlEndpoint] = _server(flavor)
+            self._found[flavor] = self._stack.enter_context(started)
+        return self._found[flavor]
+
+
+@pytest.fixture(scope="session")
+def source_servers() -> Iterator[SourceServers]:
+    with ExitStack() as stack:
+        yield SourceServers(stack)
+
+
+@pytest.fixture(scope="session")
+def mysql(request: pytest.FixtureRequest, source_servers: SourceServers) -> MysqlEndpoint:
+    """MariaDB, or the server a ``both_servers`` / ``only_on`` test is parametrized with."""
+    flavor = cast(Flavor, getattr(request, "param", "mariadb"))
+    return source_servers.get(flavor)
+
+
+def servers_of(definition: pytest.Function) -> tuple[Flavor, ...]:
+    """The servers a test runs on by its markers; () when it takes the default ``mysql``."""
+    only = definition.get_closest_marker("only_on")
+    if only is not None:
+        flavor = only.args[0] if only.args else None
+        if flavor not in FLAVORS or not only.kwargs.get("reason"):
+            pytest.fail(
+                f"{definition.nodeid}: use @pytest.mark.only_on(<one of {FLAVORS}>, reason=...)",
+                pytrace=False,
+            )
+        return (cast(Flavor, flavor),)
+    if definition.get_closest_marker("both_servers") is not None:
+        return FLAVORS
+    return ()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Runs ``both_servers`` / ``only_on`` tests on their servers, the id naming the server."""
+    flavors = servers_of(metafunc.definition)
+    if not flavors:
+        return
+    if "mysql" not in metafunc.fixturenames:
+        pytest.fail(
+            f"{metafunc.definition.nodeid} is marked to run per server but uses no server "
+            "(neither the mysql fixture nor one built on it): drop the marker",
+            pytrace=False,
+        )
+    metafunc.parametrize("mysql", flavors, indirect=True, ids=list(flavors), scope="session")
 
 
 @pytest.fixture(scope="session")
@@ -130,11 +232,91 @@ def admin_connection(mysql: MysqlEndpoint) -> Iterator[pymysql.connections.Conne
 def scratch_schema(
     request: pytest.FixtureRequest, admin_connection: pymysql.connections.Connection
 ) -> Iterator[str]:  # type: ignore[type-arg]
-    """A fresh database named after the test, dropped afterwards."""
-    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:50].lower()
+    """A fresh database named after the test, dropped afterwards. The name ends in a digest of
+    the test id (its parameters, the server among them, may be cut off the readable part) and
+    a token of this run, so that sessions testing the shared servers at once never collide."""
+    slug = "".join(c if c.isalnum() else "_" for c in request.node.name)[:44].lower()
+    digest = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:6]
+    name = f"t_{slug}_{digest}_{_RUN}"
     with admin_connection.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
         cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
     yield name
     with admin_connection.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+# --------------------------------------------------------------------- what the servers differ in
+
+Connection = pymysql.connections.Connection
+MARIADB_GTID = re.compile(r"^\d+-\d+-(\d+)$")  # domain-server-sequence
+# <uuid>:<number>, or <uuid>:<tag>:<number> (MySQL 8.3+ tagged GTIDs)
+MYSQL_GTID = re.compile(r"^[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}(?::[a-z_]\w*)?:(\d+)$")
+
+
+# How SHOW BINLOG EVENTS names the events that start a transaction with its GTID.
+GTID_EVENTS = frozenset({"Gtid", "Gtid_tagged_log_event"})
+
+
+def gtid_number(gtid: str) -> int:
+    """The sequence number of one GTID of either server (``0-1-42``, ``<uuid>:42``)."""
+    match = MARIADB_GTID.match(gtid) or MYSQL_GTID.match(gtid)
+    assert match, f"not a GTID: {gtid!r}"
+    return int(match.group(1))
+
+
+def _one(conn: Connection, sql: str) -> str:
+    with conn.cursor() as cur:
+        cur.execute(sql)
+        ((value,),) = cur.fetchall()
+    return str(value)
+
+
+def last_gtid(conn: Connection, mysql: MysqlEndpoint) -> str:
+    """The GTID of the session's last committed transaction. Call it right after the commit:
+    on MySQL any other statement of the session replaces it."""
+    if mysql.flavor == "mariadb":
+        gtid = _one(conn, "SELECT @@session.last_gtid")
+    else:
+        gtid = _one(
+            conn,
+            "SELECT GTID FROM performance_schema.events_transactions_current "
+            "WHERE THREAD_ID = PS_CURRENT_THREAD_ID()",
+        )
+    assert (MARIADB_GTID if mysql.flavor == "mariadb" else MYSQL_GTID).match(gtid), gtid
+    return gtid
+
+
+def gtid_state_at(conn: Connection, mysql: MysqlEndpoint, journal: str, position: int) -> str:
+    """The GTID state (what a GTID start names) right before ``journal:position``, read from
+    the binlog itself, so that other writers of the shared server never race it.
+
+    MariaDB: ``BINLOG_GTID_POS``. MySQL: ``gtid_executed`` less every GTID logged from the
+    position on (read after it: a GTID is executed only once it is in the binlog).
+    """
+    if mysql.flavor == "mariadb":
+        return _one(conn, f"SELECT BINLOG_GTID_POS('{journal}', {position})")
+    executed = _one(conn, "SELECT @@global.gtid_executed").replace("\n", "")
+    with conn.cursor() as cur:
+        cur.execute("SHOW BINARY LOGS")
+        files = [str(row[0]) for row in cur.fetchall()]
+        later = []
+        for name in files[files.index(journal) :]:
+            cur.execute(f"SHOW BINLOG EVENTS IN '{name}' FROM {position if name == journal else 4}")
+            # "SET @@SESSION.GTID_NEXT= '<uuid>[:<tag>]:<n>'"
+            later += [str(row[5]).split("'")[1] for row in cur.fetchall() if row[2] in GTID_EVENTS]
+        cur.execute("SELECT GTID_SUBTRACT(%s, %s)", (executed, ",".join(later)))
+        ((state,),) = cur.fetchall()
+    return str(state)
+
+
+_DISPLAY_WIDTH = re.compile(r"^(tinyint|smallint|mediumint|int|bigint|year)\(\d+\)")
+
+
+def declared(mysql: MysqlEndpoint, mariadb_text: str) -> str:
+    """A declared column type as the server prints it (``information_schema``, canal's DESC),
+    given as MariaDB prints it: MySQL 8.0.19+ drops the display width of integer and YEAR
+    types (``int(11)`` -> ``int``), except for ZEROFILL columns and ``tinyint(1)``."""
+    if mysql.flavor == "mariadb" or "zerofill" in mariadb_text or mariadb_text == "tinyint(1)":
+        return mariadb_text
+    return _DISPLAY_WIDTH.sub(r"\1", mariadb_text)

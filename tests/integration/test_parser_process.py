@@ -1,5 +1,5 @@
-"""The binlog reader in its own process (``ParserProcess``) on the real MariaDB: the same entries
-as the in-process parser, errors raised as themselves, and no child left behind."""
+"""The binlog reader in its own process (``ParserProcess``) on real MariaDB and MySQL servers: the
+same entries as the in-process parser, errors raised as themselves, and no child left behind."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ from tests.integration.binlog_helpers import (
     read_entries,
     source_config,
 )
+
+pytestmark = pytest.mark.both_servers
 
 
 def _alive(pid: int) -> bool:
@@ -71,8 +73,11 @@ def test_same_entries_as_the_parser_in_this_process(
     assert len([e for e in mine if e.entry_type is EntryType.ROWDATA]) == 6
 
 
-def test_a_purged_start_raises_binlog_purged_from_the_child(mysql: MysqlEndpoint) -> None:
-    start = EntryPosition("mariadb-bin.999999", 4)
+def test_a_purged_start_raises_binlog_purged_from_the_child(
+    mysql: MysqlEndpoint, admin_connection: Connection
+) -> None:
+    base = (master_position(admin_connection).journal_name or "").rsplit(".", 1)[0]
+    start = EntryPosition(f"{base}.999999", 4)  # the server's own file naming, never written
     parser = ParserProcess(source_config(mysql), heartbeat_period_s=1)
     with pytest.raises(BinlogPurged) as raised:
         next(parser.entries(start))

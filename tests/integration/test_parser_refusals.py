@@ -4,6 +4,9 @@ Each case misconfigures a real server or user: binary logging off (a throwaway s
 wrong binlog_format or binlog_row_image (SET GLOBAL on the shared server, restored at once), a
 user without REPLICATION SLAVE, a bad password, a purged start file, and a slave_id equal to the
 source's server_id. The password never appears in a message.
+
+The cases on the shared server run on MariaDB and MySQL; those needing a private server (binary
+logging off, a purge) run on a throwaway mariadbd only, as no MySQL server can be started here.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ def test_binlog_off(binlog_off_server: ThrowawayServer) -> None:
     )
 
 
+@pytest.mark.both_servers
 @pytest.mark.parametrize(
     ("variable", "bad", "phrases"),
     [
@@ -121,6 +125,7 @@ def test_wrong_binlog_settings(
     assert mysql.address in message
 
 
+@pytest.mark.both_servers
 def test_user_without_replication_slave(mysql: MysqlEndpoint, admin_connection: Connection) -> None:
     user, password = f"cb_norepl_{os.getpid()}", "NoRepl-Secret-42"
     execute(admin_connection, f"DROP USER IF EXISTS '{user}'@'%'")
@@ -140,6 +145,7 @@ def test_user_without_replication_slave(mysql: MysqlEndpoint, admin_connection: 
     )
 
 
+@pytest.mark.both_servers
 def test_bad_password(mysql: MysqlEndpoint, admin_connection: Connection) -> None:
     source = source_config(mysql, password="Wr0ng-Pa55word-xyz")
     message = _refusal(source, master_position(admin_connection), SourceAccessDenied)
@@ -185,6 +191,7 @@ def test_start_in_a_purged_binlog() -> None:
     assert "SHOW BINARY LOGS" in message
 
 
+@pytest.mark.both_servers
 def test_slave_id_equal_to_server_id(mysql: MysqlEndpoint, admin_connection: Connection) -> None:
     assert _global(admin_connection, "server_id") == "1"
     message = _refusal(
@@ -196,8 +203,10 @@ def test_slave_id_equal_to_server_id(mysql: MysqlEndpoint, admin_connection: Con
     )
 
 
+@pytest.mark.both_servers
 def test_the_shared_source_passes_preflight(mysql: MysqlEndpoint) -> None:
     """The control case: the shared server and the canal user are accepted."""
     facts = BinlogParser(source_config(mysql)).preflight()
     assert facts.server_id == 1
-    assert facts.is_mariadb and facts.row_metadata_full
+    assert facts.is_mariadb is (mysql.flavor == "mariadb")
+    assert facts.row_metadata_full

@@ -1,9 +1,13 @@
-"""The parser on a real MariaDB: transaction framing, GTIDs, XIDs, header positions, the
-``updated`` flags of row images, and a GTID start.
+"""The parser on real MariaDB and MySQL servers: transaction framing, GTIDs, XIDs, header
+positions, the ``updated`` flags of row images, and a GTID start.
 
-The local MariaDB is shared with other tests running at the same time, so every check picks
+The local servers are shared with other tests running at the same time, so every check picks
 this test's own transactions out of the stream (by schema or GTID) and reads the GTID a commit
-got from the session's ``@@last_gtid``.
+got from the server (``last_gtid``).
+
+Where the servers differ: MariaDB opens a transaction with its GTID event (``BEGIN GTID
+0-1-N``), MySQL with a ``BEGIN`` query after its GTID event (``<uuid>:N``); MariaDB writes v1
+rows events, MySQL v2 ones.
 """
 
 from __future__ import annotations
@@ -13,10 +17,19 @@ import re
 import threading
 import time
 
+import pytest
+
 from bridge.entry import Column, Entry, EntryType, EventType
 from bridge.parse.parser import BinlogParser
 from bridge.position import EntryPosition, resume_position_after
-from tests.conftest import MysqlEndpoint
+from tests.conftest import (
+    GTID_EVENTS,
+    MysqlEndpoint,
+    declared,
+    gtid_number,
+    gtid_state_at,
+    last_gtid,
+)
 from tests.integration.binlog_helpers import (
     Connection,
     execute,
@@ -26,7 +39,14 @@ from tests.integration.binlog_helpers import (
     source_config,
 )
 
-GTID = re.compile(r"^0-1-(\d+)$")
+pytestmark = pytest.mark.both_servers
+
+# Rows of 1..3000 on both servers (recursive CTEs stop at 1000 rows by default on both).
+_DIGITS = " UNION ALL ".join(f"SELECT {d} AS d" for d in range(10))
+SEQ_1_TO_3000 = (
+    f"SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS seq FROM ({_DIGITS}) a, "
+    f"({_DIGITS}) b, ({_DIGITS}) c, (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2) e"
+)
 
 
 def _query(conn: Connection, sql: str) -> list[tuple[object, ...]]:
@@ -35,22 +55,42 @@ def _query(conn: Connection, sql: str) -> list[tuple[object, ...]]:
         return list(cur.fetchall())
 
 
-def _commit(conn: Connection, *statements: str) -> str:
+def _commit(conn: Connection, mysql: MysqlEndpoint, *statements: str) -> str:
     """Run ``statements`` as one transaction; its GTID."""
     conn.begin()
     execute(conn, *statements)
     conn.commit()
-    ((gtid,),) = _query(conn, "SELECT @@session.last_gtid")
-    ((binlog_pos,),) = _query(conn, "SELECT @@global.gtid_binlog_pos")
-    assert GTID.match(str(gtid)), gtid
-    assert _seq(str(binlog_pos)) >= _seq(str(gtid))  # later commits of other tests may follow
-    return str(gtid)
+    gtid = last_gtid(conn, mysql)
+    if mysql.flavor == "mariadb":  # later commits of other tests may follow
+        ((binlog_pos,),) = _query(conn, "SELECT @@global.gtid_binlog_pos")
+        assert _seq(str(binlog_pos)) >= _seq(gtid)
+    else:
+        assert _query(conn, f"SELECT GTID_SUBSET('{gtid}', @@global.gtid_executed)") == [(1,)]
+    return gtid
 
 
 def _seq(gtid: str) -> int:
-    match = GTID.match(gtid)
-    assert match, gtid
-    return int(match.group(1))
+    return gtid_number(gtid)
+
+
+def _last_of(state: str) -> int:
+    """The number of the last untagged transaction of a one-source GTID state: MariaDB's
+    ``0-1-N``; MySQL's ``<uuid>:1-N``, maybe followed by tagged ranges (``:tag:1-2``)."""
+    match = re.match(r"\d+-\d+-(\d+)$|[0-9a-f-]{36}((?::\d+(?:-\d+)?)+)", state)
+    assert match, f"not a one-source GTID state: {state!r}"
+    return int(match.group(1) or re.split("[:-]", match.group(2))[-1])
+
+
+def _gtid_writing(conn: Connection, start: EntryPosition, schema: str, table: str) -> str:
+    """The GTID of the transaction that wrote ``schema.table`` after ``start``, as the
+    server lists its binlog (for writes whose session GTID a server does not keep)."""
+    gtid = ""
+    for _, kind, _, info in _binlog_events(conn, start):
+        if kind in GTID_EVENTS:  # MariaDB: "BEGIN GTID 0-1-5"; MySQL: "SET ...= '<uuid>:5'"
+            gtid = info.split()[-1] if info.startswith("BEGIN GTID") else info.split("'")[1]
+        elif kind == "Table_map" and info.endswith(f"({schema}.{table})"):
+            return gtid
+    raise AssertionError(f"no write of {schema}.{table} after {start}")
 
 
 def _binlog_events(conn: Connection, start: EntryPosition) -> list[tuple[int, str, int, str]]:
@@ -87,12 +127,13 @@ def test_transactions_keep_boundaries_gtid_xid_and_offsets(
     start = master_position(conn)
     first = _commit(
         conn,
+        mysql,
         "INSERT INTO a VALUES (1, 'one'), (2, 'two')",
         "INSERT INTO b VALUES (1, 100)",
         "UPDATE a SET v = 'uno' WHERE id = 1",
         "DELETE FROM b WHERE id = 1",
     )
-    second = _commit(conn, "INSERT INTO a VALUES (3, 'three')", "DELETE FROM a WHERE id = 2")
+    second = _commit(conn, mysql, "INSERT INTO a VALUES (3, 'three')", "DELETE FROM a WHERE id = 2")
     assert _seq(second) > _seq(first)
     end = master_position(conn)
 
@@ -123,36 +164,7 @@ def test_transactions_keep_boundaries_gtid_xid_and_offsets(
         assert entry.row_change is not None and not entry.row_change.is_ddl
     insert = one[1].row_change
     assert insert is not None and len(insert.row_datas) == 2
-
-    # Every header names the binlog event it came from: offset and length as the server
-    # lists them, and the XID of the commit as the transaction id.
-    events = _binlog_events(conn, start)
-    by_pos = {pos: (kind, end_pos, info) for pos, kind, end_pos, info in events}
-    next_pos = {pos: events[i + 1][0] for i, (pos, *_) in enumerate(events[:-1])}
-    expected_kind = {
-        "TRANSACTIONBEGIN": "Gtid",
-        "INSERT": "Write_rows_v1",
-        "UPDATE": "Update_rows_v1",
-        "DELETE": "Delete_rows_v1",
-        "TRANSACTIONEND": "Xid",
-    }
-    for entry in one + two:
-        header = entry.header
-        assert header.logfile_name == start.journal_name
-        assert header.server_id == 1
-        assert header.execute_time % 1000 == 0 and header.execute_time > 1_600_000_000_000
-        kind, end_pos, info = by_pos[header.logfile_offset]
-        label = header.event_type.value if header.event_type else entry.entry_type.value
-        assert kind == expected_kind[label]
-        assert header.logfile_offset + header.event_length == end_pos
-        if header.logfile_offset in next_pos:
-            assert header.logfile_offset + header.event_length == next_pos[header.logfile_offset]
-        if kind == "Gtid":
-            assert info == f"BEGIN GTID {header.gtid}"
-        if kind == "Xid":
-            assert info == f"COMMIT /* xid={entry.transaction_id} */"
-        else:
-            assert entry.transaction_id == ""
+    _check_headers(conn, mysql, start, one + two)
     # The last rows event of a transaction is right before its XID event.
     for tx in (one, two):
         last_rows, end_entry = tx[-2], tx[-1]
@@ -163,6 +175,48 @@ def test_transactions_keep_boundaries_gtid_xid_and_offsets(
         after = resume_position_after(end_entry)
         assert after.position == end_entry.header.logfile_offset + end_entry.header.event_length
     assert int(two[-1].transaction_id) > int(one[-1].transaction_id)
+
+
+def _check_headers(
+    conn: Connection, mysql: MysqlEndpoint, start: EntryPosition, entries: list[Entry]
+) -> None:
+    """Every header names the binlog event it came from: offset and length as the server
+    lists them, and the XID of the commit as the transaction id."""
+    events = _binlog_events(conn, start)
+    by_pos = {pos: (kind, end_pos, info) for pos, kind, end_pos, info in events}
+    next_pos = {pos: events[i + 1][0] for i, (pos, *_) in enumerate(events[:-1])}
+    before = {events[i + 1][0]: events[i] for i in range(len(events) - 1)}
+    mariadb = mysql.flavor == "mariadb"
+    rows = "_rows_v1" if mariadb else "_rows"
+    expected_kind = {
+        "TRANSACTIONBEGIN": "Gtid" if mariadb else "Query",
+        "INSERT": "Write" + rows,
+        "UPDATE": "Update" + rows,
+        "DELETE": "Delete" + rows,
+        "TRANSACTIONEND": "Xid",
+    }
+    for entry in entries:
+        header = entry.header
+        assert header.logfile_name == start.journal_name
+        assert header.server_id == 1
+        assert header.execute_time % 1000 == 0 and header.execute_time > 1_600_000_000_000
+        kind, end_pos, info = by_pos[header.logfile_offset]
+        label = header.event_type.value if header.event_type else entry.entry_type.value
+        assert kind == expected_kind[label]
+        assert header.logfile_offset + header.event_length == end_pos
+        if header.logfile_offset in next_pos:
+            assert header.logfile_offset + header.event_length == next_pos[header.logfile_offset]
+        if label == "TRANSACTIONBEGIN" and mariadb:
+            assert info == f"BEGIN GTID {header.gtid}"
+        elif label == "TRANSACTIONBEGIN":  # MySQL: the GTID event, then BEGIN
+            assert info == "BEGIN"
+            _, gtid_kind, _, gtid_info = before[header.logfile_offset]
+            assert gtid_kind in GTID_EVENTS
+            assert gtid_info == f"SET @@SESSION.GTID_NEXT= '{header.gtid}'"
+        if kind == "Xid":
+            assert info == f"COMMIT /* xid={entry.transaction_id} */"
+        else:
+            assert entry.transaction_id == ""
 
 
 def _columns(image: tuple[Column, ...]) -> dict[str, tuple[str | None, bool]]:
@@ -286,18 +340,21 @@ def test_gtid_start_yields_exactly_the_transactions_after_it(
     execute(conn, "CREATE TABLE g (id INT PRIMARY KEY)")
     start = master_position(conn)
     # the GTID state at exactly that file position (no race with other writers)
-    ((state,),) = _query(conn, f"SELECT BINLOG_GTID_POS('{start.journal_name}', {start.position})")
-    last = _seq(str(state))
-    gtids = [_commit(conn, f"INSERT INTO g VALUES ({i})") for i in range(1, 4)]
+    assert start.journal_name is not None and start.position is not None
+    # the GTID state at exactly that file position (no race with other writers): MariaDB's
+    # 0-1-N, MySQL's <uuid>:1-N
+    state = gtid_state_at(conn, mysql, start.journal_name, start.position)
+    last = _last_of(state)
+    gtids = [_commit(conn, mysql, f"INSERT INTO g VALUES ({i})") for i in range(1, 4)]
     end = master_position(conn)
 
-    by_gtid = read_entries(source_config(mysql), EntryPosition(gtid=str(state)), end)
+    by_gtid = read_entries(source_config(mysql), EntryPosition(gtid=state), end)
     by_file = read_entries(source_config(mysql), start, end)
 
     assert by_gtid == by_file
     first = by_gtid[0]
     assert first.entry_type is EntryType.TRANSACTIONBEGIN
-    assert first.header.gtid == f"0-1-{last + 1}"
+    assert _seq(first.header.gtid) == last + 1
     assert all(_seq(e.header.gtid) > last for e in by_gtid)
     seen = list(dict.fromkeys(e.header.gtid for e in by_gtid))
     assert [g for g in seen if g in gtids] == gtids
@@ -314,6 +371,46 @@ def test_gtid_start_yields_exactly_the_transactions_after_it(
         assert [c.value for c in change.row_datas[0].after] == [value]
 
 
+@pytest.mark.only_on("mysql", reason="tagged GTIDs (<uuid>:<tag>:<n>) are MySQL 8.3's")
+def test_tagged_gtids_name_their_transactions_and_start_a_dump(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    """A tagged transaction starts with a Gtid_tagged_log_event (type 42), not a Gtid event:
+    its entries carry its own ``<uuid>:<tag>:<n>``; and a GTID state holding tagged ranges
+    (``<uuid>:1-N:<tag>:1-M``) starts a dump like any other."""
+    conn = admin_connection
+    conn.select_db(scratch_schema)
+    execute(conn, "CREATE TABLE tg (id INT PRIMARY KEY)")
+    start = master_position(conn)
+    execute(conn, "SET SESSION gtid_next = 'AUTOMATIC:cb_tagged'")
+    try:
+        tagged = _commit(conn, mysql, "INSERT INTO tg VALUES (1)")
+    finally:
+        execute(conn, "SET SESSION gtid_next = 'AUTOMATIC'")
+    middle = master_position(conn)
+    plain = _commit(conn, mysql, "INSERT INTO tg VALUES (2)")
+    end = master_position(conn)
+    assert ":cb_tagged:" in tagged and ":cb_tagged:" not in plain
+
+    by_file = read_entries(source_config(mysql), start, end)
+    for gtid, value in ((tagged, "1"), (plain, "2")):
+        tx = _transaction(by_file, gtid)
+        assert _shape(tx) == [
+            ("TRANSACTIONBEGIN", "", ""),
+            ("ROWDATA", "INSERT", "tg"),
+            ("TRANSACTIONEND", "", ""),
+        ], gtid
+        change = tx[1].row_change
+        assert change is not None and change.row_datas[0].after[0].value == value
+
+    assert middle.journal_name is not None and middle.position is not None
+    state = gtid_state_at(conn, mysql, middle.journal_name, middle.position)
+    assert ":cb_tagged:" in state
+    by_gtid = read_entries(source_config(mysql), EntryPosition(gtid=state), end)
+    assert by_gtid == read_entries(source_config(mysql), middle, end)
+    assert by_gtid[0].header.gtid == plain
+
+
 def test_one_statement_split_over_several_rows_events(
     mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
 ) -> None:
@@ -325,7 +422,9 @@ def test_one_statement_split_over_several_rows_events(
     start = master_position(conn)
     gtid = _commit(
         conn,
-        "INSERT INTO big SELECT seq, REPEAT(CHAR(65 + seq % 26), 200) FROM seq_1_to_3000",
+        mysql,
+        "INSERT INTO big SELECT seq, REPEAT(CHAR(65 + seq % 26), 200) "
+        f"FROM ({SEQ_1_TO_3000}) s ORDER BY seq",
         "UPDATE big SET pad = 'x' WHERE id % 2 = 0",
     )
     end = master_position(conn)
@@ -359,9 +458,9 @@ def test_repeated_table_maps_and_a_rotation_between_them_lose_no_rows(
     conn.select_db(scratch_schema)
     execute(conn, "CREATE TABLE rot (id INT PRIMARY KEY, v VARCHAR(8))")
     start = master_position(conn)
-    _commit(conn, "INSERT INTO rot VALUES (1, 'a')", "UPDATE rot SET v = 'b' WHERE id = 1")
+    _commit(conn, mysql, "INSERT INTO rot VALUES (1, 'a')", "UPDATE rot SET v = 'b' WHERE id = 1")
     execute(conn, "FLUSH BINARY LOGS")
-    _commit(conn, "UPDATE rot SET v = 'c' WHERE id = 1", "INSERT INTO rot VALUES (2, 'd')")
+    _commit(conn, mysql, "UPDATE rot SET v = 'c' WHERE id = 1", "INSERT INTO rot VALUES (2, 'd')")
     end = master_position(conn)
     assert end.journal_name != start.journal_name
 
@@ -391,17 +490,18 @@ def test_repeated_table_maps_and_a_rotation_between_them_lose_no_rows(
 def test_non_transactional_engine_ends_with_a_commit_query(
     mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
 ) -> None:
-    """An Aria (non-transactional) change has no XID: MariaDB closes it with a COMMIT query,
-    which is the TRANSACTIONEND (without transaction id)."""
+    """A non-transactional change (Aria on MariaDB, MyISAM on MySQL) has no XID: the server
+    closes it with a COMMIT query, which is the TRANSACTIONEND (without transaction id)."""
     conn = admin_connection
     conn.select_db(scratch_schema)
-    execute(conn, "CREATE TABLE ar (id INT PRIMARY KEY, v INT) ENGINE=Aria")
+    engine = "Aria" if mysql.flavor == "mariadb" else "MyISAM"
+    execute(conn, f"CREATE TABLE ar (id INT PRIMARY KEY, v INT) ENGINE={engine}")
     start = master_position(conn)
     execute(conn, "INSERT INTO ar VALUES (1, 10), (2, 20)")
-    ((gtid,),) = _query(conn, "SELECT @@session.last_gtid")
     end = master_position(conn)
+    gtid = _gtid_writing(conn, start, scratch_schema, "ar")  # MySQL keeps no session GTID of it
 
-    tx = _transaction(read_entries(source_config(mysql), start, end), str(gtid))
+    tx = _transaction(read_entries(source_config(mysql), start, end), gtid)
     assert _shape(tx) == [
         ("TRANSACTIONBEGIN", "", ""),
         ("ROWDATA", "INSERT", "ar"),
@@ -423,10 +523,10 @@ def test_create_table_select_is_one_transaction(
     execute(conn, "INSERT INTO src VALUES (1, 'a'), (2, 'b')")
     start = master_position(conn)
     execute(conn, "CREATE TABLE copy (PRIMARY KEY (id)) SELECT id, v FROM src")
-    ((gtid,),) = _query(conn, "SELECT @@session.last_gtid")
+    gtid = last_gtid(conn, mysql)
     end = master_position(conn)
 
-    tx = _transaction(read_entries(source_config(mysql), start, end), str(gtid))
+    tx = _transaction(read_entries(source_config(mysql), start, end), gtid)
     assert _shape(tx) == [
         ("TRANSACTIONBEGIN", "", ""),
         ("ROWDATA", "CREATE", "copy"),
@@ -439,8 +539,8 @@ def test_create_table_select_is_one_transaction(
     assert [
         [(c.name, c.value, c.is_key, c.mysql_type) for c in r.after] for r in rows.row_datas
     ] == [
-        [("id", "1", True, "int(11)"), ("v", "a", False, "varchar(5)")],
-        [("id", "2", True, "int(11)"), ("v", "b", False, "varchar(5)")],
+        [("id", "1", True, declared(mysql, "int(11)")), ("v", "a", False, "varchar(5)")],
+        [("id", "2", True, declared(mysql, "int(11)")), ("v", "b", False, "varchar(5)")],
     ]
 
 

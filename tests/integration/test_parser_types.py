@@ -1,9 +1,12 @@
-"""The parser on a real MariaDB: one table per type family, values rendered as canal text.
+"""The parser on real MariaDB and MySQL servers: one table per type family, values rendered as
+canal text.
 
 Every expected value below is written out literally, worked out from MySQL's storage rules and
 canal's renderings (``RowsLogBuffer.fetchValue`` + ``LogEventConvert.parseOneRow``), never by
 calling the decoder. Per column: the text (``None`` for NULL), the JDBC ``sql_type``, the
-declared ``mysql_type`` and ``is_key``.
+declared ``mysql_type`` and ``is_key``. Where the servers differ (display widths, JSON, ...) the
+expectation says so per server; the MySQL 8/9 types (0900 collations, invisible and hidden
+columns, VECTOR) have tests of their own.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import pytest
 
 from bridge import native
 from bridge.entry import Column, Entry, EventType
+from bridge.parse.exceptions import SchemaMismatch
 from bridge.types import JdbcType as J
-from tests.conftest import MysqlEndpoint
+from tests.conftest import MysqlEndpoint, declared
 from tests.integration.binlog_helpers import (
     Connection,
     execute,
@@ -32,6 +36,8 @@ from tests.native_paths import (
 )
 
 Expected = dict[str, tuple[str | None, int]]
+
+pytestmark = pytest.mark.both_servers
 
 
 @pytest.fixture(autouse=True, params=["python", "compiled"])
@@ -52,10 +58,10 @@ def _inserted(
     time_zone: str = "UTC",
     session: tuple[str, ...] = (),
 ) -> list[Entry]:
-    """Create the table, run the inserts (one transaction each) and read back their rows
-    entries for ``schema``, one per insert."""
+    """Run the ``session`` statements, create the table, run the inserts (one transaction
+    each) and read back their rows entries for ``schema``, one per insert."""
     conn.select_db(schema)
-    execute(conn, create, *session)
+    execute(conn, *session, create)
     start = master_position(conn)
     with conn.cursor() as cur:
         for insert in inserts:
@@ -83,11 +89,14 @@ def _after(entry: Entry) -> dict[str, Column]:
 
 
 def _check(
+    mysql: MysqlEndpoint,
     entries: list[Entry],
     expected_rows: list[Expected],
     mysql_types: dict[str, str],
     keys: tuple[str, ...] = ("id",),
 ) -> None:
+    """``mysql_types`` as MariaDB prints them (``declared``)."""
+    mysql_types = {name: declared(mysql, text) for name, text in mysql_types.items()}
     for entry, expected in zip(entries, expected_rows, strict=True):
         columns = _after(entry)
         assert list(columns) == list(mysql_types), "column names and order"
@@ -151,6 +160,7 @@ def test_integers_min_max_signed_unsigned(
         ],
     )
     _check(
+        mysql,
         entries,
         [
             {
@@ -252,6 +262,7 @@ def test_decimal_exact_with_scale(
     )
     d = J.DECIMAL
     _check(
+        mysql,
         entries,
         [
             {
@@ -315,6 +326,7 @@ def test_float_double_java_to_string(
     )
     r, d = J.REAL, J.DOUBLE
     _check(
+        mysql,
         entries,
         [
             {"f": ("1.5", r), "d": ("100.0", d)},
@@ -578,6 +590,16 @@ TEMPORAL_EXPECTED = [
     ),
 ]
 
+MYSQL_TIME_MIN = [
+    (0, "-838:59:59"),
+    (1, "-838:59:59.0"),
+    (2, "-838:59:59.00"),
+    (3, "-838:59:59.000"),
+    (4, "-838:59:59.0000"),
+    (5, "-838:59:59.00000"),
+    (6, "-838:59:59.000000"),
+]
+
 
 def test_temporal_fsp_zero_dates_negative_time(
     mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
@@ -591,8 +613,13 @@ def test_temporal_fsp_zero_dates_negative_time(
         [*TEMPORAL_INSERTS, "INSERT INTO tm (id) VALUES (6)"],
         session=("SET SESSION sql_mode = ''", "SET SESSION time_zone = '+00:00'"),
     )
+    expected = list(TEMPORAL_EXPECTED)
+    if mysql.flavor == "mysql":
+        # MySQL's TIME range ends at -838:59:59.000000 (MariaDB's at -838:59:59.999999): the
+        # server clips '-838:59:59.9...' to it (warning 1264 under sql_mode='').
+        expected[1] = expected[1] | {f"t{n}": (text, J.TIME) for n, text in MYSQL_TIME_MIN}
     nulls: Expected = {name: (None, sql) for name, (_, sql) in TEMPORAL_EXPECTED[0].items()}
-    _check(entries, [*TEMPORAL_EXPECTED, nulls], types)
+    _check(mysql, entries, [*expected, nulls], types)
 
 
 def test_timestamp_rendered_in_the_parser_time_zone(
@@ -612,6 +639,7 @@ def test_timestamp_rendered_in_the_parser_time_zone(
         session=("SET SESSION sql_mode = ''", "SET SESSION time_zone = '+00:00'"),
     )
     _check(
+        mysql,
         entries,
         [
             {  # DATETIME has no zone: it stays as written
@@ -644,9 +672,11 @@ JSON_DOC = '{"a": [1, 2.5, {"b": "ü😀 \\"q\\""}], "c": null, "中": {"d": [tr
 def test_text_charsets_emoji_latin1_json(
     mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
 ) -> None:
-    """MariaDB's JSON is a LONGTEXT: canal shows the text as written, typed CLOB.
+    """MariaDB's JSON is a LONGTEXT: canal shows the text as written, typed CLOB. MySQL's is
+    binary JSON (type 245): canal's JsonConversion text (keys as MySQL sorts them: shorter
+    first, which leaves this document's order), typed VARCHAR, a NULL OTHER.
 
-    CHAR values: MariaDB writes CHAR(n) images without their trailing pad spaces (utf8mb4 and
+    CHAR values: both servers write CHAR(n) images without their trailing pad spaces (utf8mb4 and
     latin1 alike), and canal shows the binlog bytes as they are.
     """
     create = (
@@ -673,7 +703,11 @@ def test_text_charsets_emoji_latin1_json(
         ],
     )
     v, c, clob = J.VARCHAR, J.CHAR, J.CLOB
+    js, js_null, js_declared = (
+        (clob, J.LONGVARBINARY, "longtext") if mysql.flavor == "mariadb" else (v, J.OTHER, "json")
+    )
     _check(
+        mysql,
         entries,
         [
             {
@@ -682,7 +716,7 @@ def test_text_charsets_emoji_latin1_json(
                 "l1": ("café €", c),
                 "lv": ("Ÿ‰ latin1 ", v),
                 "tx": ("line1\nline2\ttab", clob),
-                "js": (JSON_DOC, clob),
+                "js": (JSON_DOC, js),
             },
             {
                 "vc": ("", v),
@@ -690,7 +724,7 @@ def test_text_charsets_emoji_latin1_json(
                 "l1": ("", c),
                 "lv": ("", v),
                 "tx": ("", clob),
-                "js": ("[]", clob),
+                "js": ("[]", js),
             },
             {
                 "vc": ("🦄" * 64, v),
@@ -698,7 +732,7 @@ def test_text_charsets_emoji_latin1_json(
                 "l1": ("ab", c),
                 "lv": ("x", v),
                 "tx": ("'quoted' \\ back", clob),
-                "js": ('"just a string"', clob),
+                "js": ('"just a string"', js),
             },
             {  # canal's NULL types: TEXT reports LONGVARBINARY
                 "vc": (None, v),
@@ -706,10 +740,10 @@ def test_text_charsets_emoji_latin1_json(
                 "l1": (None, c),
                 "lv": (None, v),
                 "tx": (None, J.LONGVARBINARY),
-                "js": (None, J.LONGVARBINARY),
+                "js": (None, js_null),
             },
         ],
-        TEXT_TYPES,
+        TEXT_TYPES | {"js": js_declared},
     )
 
 
@@ -740,6 +774,7 @@ def test_binary_varbinary_and_a_megabyte_blob(
     )
     b = J.BLOB
     _check(
+        mysql,
         entries,
         [
             {
@@ -780,6 +815,7 @@ def test_enum_set_labels_and_bits(
     )
     ch, bit = J.CHAR, J.BIT
     _check(
+        mysql,
         entries,
         [
             {
@@ -823,6 +859,9 @@ LINE_4326 = (
     + struct.pack("<I", 2)
     + struct.pack("<dddd", 0.0, 0.0, 1.5, -1.5)
 )
+# MySQL 8+ reads the WKT of a geographic SRID (4326) as latitude-longitude and stores longitude
+# first (HEX(g) shows the same bytes); MariaDB keeps the WKT's x y.
+LINE_4326_MYSQL = LINE_4326[:-32] + struct.pack("<dddd", 0.0, 0.0, -1.5, 1.5)
 
 
 def test_geometry_srid_and_wkb(
@@ -839,11 +878,13 @@ def test_geometry_srid_and_wkb(
             "INSERT INTO geo VALUES (3, NULL)",
         ],
     )
+    line = LINE_4326 if mysql.flavor == "mariadb" else LINE_4326_MYSQL
     _check(
+        mysql,
         entries,
         [
             {"g": (POINT_1_2.decode("latin-1"), J.BLOB)},
-            {"g": (LINE_4326.decode("latin-1"), J.BLOB)},
+            {"g": (line.decode("latin-1"), J.BLOB)},
             {"g": (None, J.BINARY)},
         ],
         {"id": "int(11)", "g": "geometry"},
@@ -863,6 +904,7 @@ def test_composite_key_and_key_flags(
         ["INSERT INTO ck VALUES ('k', 1, 2, 3)"],
     )
     _check(
+        mysql,
         entries,
         [{"a": ("k", J.VARCHAR), "n": ("1", J.INTEGER), "b": ("2", J.BIGINT)}],
         {"a": "varchar(8)", "n": "int(11)", "b": "bigint(20)", "u": "int(11)"},
@@ -947,6 +989,7 @@ def test_storage_sizes_and_length_prefixes(
     )
     ch, bit, v, clob, blob = J.CHAR, J.BIT, J.VARCHAR, J.CLOB, J.BLOB
     _check(
+        mysql,
         entries,
         [
             {
@@ -1014,6 +1057,7 @@ def test_declared_types_with_decorations_the_binlog_does_not_carry(
         ["INSERT INTO deco VALUES (1, 42, 3.14, 1.5, TRUE, ST_GeomFromText('POINT(1 2)'), 1999)"],
     )
     _check(
+        mysql,
         entries,
         [
             {
@@ -1035,3 +1079,305 @@ def test_declared_types_with_decorations_the_binlog_does_not_carry(
             "y": "year(4)",
         },
     )
+
+
+# --------------------------------------------------------------------------- collations
+
+# Charsets neither server build nor Python can decode: their columns are refused by name.
+NO_DECODER = ("armscii8", "dec8", "geostd8", "keybcs2", "swe7")
+SAMPLE = "Aé€Жß中"  # each charset keeps what it can encode; the server writes '?' for the rest
+
+
+def _collations(conn: Connection, mysql: MysqlEndpoint) -> list[tuple[int, str, str]]:
+    """(id, collation, charset) of every collation the server has, ``binary`` aside. MariaDB
+    lists its UCA 14 collations (ids 2048+) per charset in COLLATION_CHARACTER_SET_APPLICABILITY
+    only."""
+    sql = (
+        "SELECT ID, FULL_COLLATION_NAME, CHARACTER_SET_NAME "
+        "FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY"
+        if mysql.flavor == "mariadb"
+        else "SELECT ID, COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATIONS"
+    )
+    with conn.cursor() as cur:
+        cur.execute(sql + " WHERE CHARACTER_SET_NAME <> 'binary' ORDER BY ID")
+        return [(int(i), str(name), str(charset)) for i, name, charset in cur.fetchall()]
+
+
+def test_every_collation_of_the_server(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    """One VARCHAR per collation id the server knows (MySQL 8's utf8mb4_0900_* at 255 and
+    above, MariaDB's UCA 14 ones at 2048 and above): the TABLE_MAP names each column's
+    collation id, canal derives the charset from the collation, and the text must read as
+    the server itself reads it back (the SELECT below is the expectation)."""
+    collations = [c for c in _collations(admin_connection, mysql) if c[2] not in NO_DECODER]
+    assert any(i > 255 for i, *_ in collations)
+    mismatches: list[str] = []
+    chunk = 200  # columns per table: well inside InnoDB's row size
+    for n, at in enumerate(range(0, len(collations), chunk)):
+        part = collations[at : at + chunk]
+        columns = ", ".join(f"c{i} VARCHAR(8) COLLATE {name}" for i, name, _ in part)
+        table = f"coll{n}"
+        entries = _inserted(
+            mysql,
+            admin_connection,
+            scratch_schema,
+            f"CREATE TABLE {table} (id INT PRIMARY KEY, {columns})",
+            [(f"INSERT INTO {table} VALUES (1{', %s' * len(part)})", (SAMPLE,) * len(part))],
+            session=("SET SESSION sql_mode = ''",),
+        )
+        with admin_connection.cursor() as cur:
+            cur.execute(f"SELECT * FROM {table}")
+            names = [d[0] for d in cur.description]
+            (row,) = cur.fetchall()
+            read_back = dict(zip(names, row, strict=True))
+        got = _after(entries[0])
+        assert list(got) == names
+        for i, name, charset in part:
+            column = got[f"c{i}"]
+            seen = (column.value, column.sql_type, column.mysql_type)
+            if seen != (read_back[f"c{i}"], J.VARCHAR, "varchar(8)"):
+                mismatches.append(f"{i} {name} ({charset}): {seen!r} for {read_back[f'c{i}']!r}")
+    assert not mismatches, f"{len(mismatches)} collations misread, e.g. {mismatches[:8]}"
+
+
+@pytest.mark.parametrize("charset", NO_DECODER)
+def test_a_charset_without_a_decoder_is_refused_by_name(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str, charset: str
+) -> None:
+    """Text in a charset no decoder reads is never passed on as a guess: the value fails,
+    naming the column and the charset (NULLs of the column still pass)."""
+    conn = admin_connection
+    conn.select_db(scratch_schema)
+    execute(conn, f"CREATE TABLE odd (id INT PRIMARY KEY, o VARCHAR(4) CHARACTER SET {charset})")
+    start = master_position(conn)
+    execute(conn, "INSERT INTO odd VALUES (1, NULL)", "INSERT INTO odd VALUES (2, 'abc')")
+    end = master_position(conn)
+    with pytest.raises(SchemaMismatch) as raised:
+        read_entries(source_config(mysql), start, end)
+    assert f"column #1 `o` (varchar(4)): unknown charset '{charset}'" in str(raised.value)
+    assert f"binlog position {start.journal_name}:" in str(raised.value)
+
+
+UTF8MB4_0900 = {
+    "id": "int(11)",
+    "ai": "varchar(16)",
+    "cs": "varchar(16)",
+    "bn": "char(8)",
+    "ja": "text",
+    "e": "enum('ä','b')",
+    "s": "set('x','ß')",
+    "u3": "varchar(8)",
+    "df": "varchar(8)",
+}
+
+
+@pytest.mark.only_on("mysql", reason="the utf8mb4_*_0900_* collations (ids 255+) are MySQL 8's")
+def test_mysql_0900_collations(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    """utf8mb4_0900_ai_ci (255), _as_cs (278), _bin (309), a language one and utf8mb3_bin in
+    one table whose default is _as_cs: charset ids above 255 take two bytes in the TABLE_MAP's
+    charset lists (column, default and ENUM/SET ones). CHAR keeps no trailing spaces in the
+    binlog, NO PAD collation or not."""
+    create = (
+        "CREATE TABLE c9 (id INT PRIMARY KEY, ai VARCHAR(16) COLLATE utf8mb4_0900_ai_ci, "
+        "cs VARCHAR(16), bn CHAR(8) COLLATE utf8mb4_0900_bin, "
+        "ja TEXT COLLATE utf8mb4_ja_0900_as_cs_ks, e ENUM('ä','b') COLLATE utf8mb4_0900_as_cs, "
+        "s SET('x','ß') COLLATE utf8mb4_0900_bin, "
+        "u3 VARCHAR(8) CHARACTER SET utf8mb3 COLLATE utf8mb3_bin, df VARCHAR(8)) "
+        "CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_as_cs"
+    )
+    entries = _inserted(
+        mysql,
+        admin_connection,
+        scratch_schema,
+        create,
+        [
+            (
+                "INSERT INTO c9 VALUES (1, %s, %s, %s, %s, %s, %s, %s, %s)",
+                ("Ärger 😀", "ÄÖÜ äöü", "ab  ", "カタカナ ひらがな", "ä", "ß,x", "ü€", "Ωmega"),
+            ),
+            ("INSERT INTO c9 (id) VALUES (2)", ()),
+        ],
+    )
+    v, c = J.VARCHAR, J.CHAR
+    _check(
+        mysql,
+        entries,
+        [
+            {
+                "ai": ("Ärger 😀", v),
+                "cs": ("ÄÖÜ äöü", v),
+                "bn": ("ab", c),
+                "ja": ("カタカナ ひらがな", J.CLOB),
+                "e": ("ä", c),
+                "s": ("x,ß", c),
+                "u3": ("ü€", v),
+                "df": ("Ωmega", v),
+            },
+            {
+                "ai": (None, v),
+                "bn": (None, c),
+                "ja": (None, J.LONGVARBINARY),
+                "e": (None, c),
+                "s": (None, c),
+                "u3": (None, v),
+            },
+        ],
+        UTF8MB4_0900,
+    )
+
+
+# --------------------------------------------------------------------------- hidden columns
+
+
+def test_invisible_columns_are_in_the_data(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    """INVISIBLE columns (MariaDB 10.3, MySQL 8.0.23) are left out of ``SELECT *`` only: the
+    binlog carries them, and so does canal's data, in table order."""
+    entries = _inserted(
+        mysql,
+        admin_connection,
+        scratch_schema,
+        "CREATE TABLE inv (id INT PRIMARY KEY, c INT INVISIBLE, a INT, "
+        "d VARCHAR(8) INVISIBLE DEFAULT 'dflt')",
+        ["INSERT INTO inv VALUES (1, 10)", "INSERT INTO inv (id, a, c, d) VALUES (2, 20, 30, 'x')"],
+    )
+    i, v = J.INTEGER, J.VARCHAR
+    _check(
+        mysql,
+        entries,
+        [
+            {"id": ("1", i), "c": (None, i), "a": ("10", i), "d": ("dflt", v)},
+            {"id": ("2", i), "c": ("30", i), "a": ("20", i), "d": ("x", v)},
+        ],
+        {"id": "int(11)", "c": "int(11)", "a": "int(11)", "d": "varchar(8)"},
+    )
+
+
+@pytest.mark.only_on("mysql", reason="sql_generate_invisible_primary_key is MySQL 8.0.30's")
+def test_generated_invisible_primary_key(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    """A table created without a primary key under sql_generate_invisible_primary_key gets
+    ``my_row_id`` first: invisible, the key, and in the data."""
+    entries = _inserted(
+        mysql,
+        admin_connection,
+        scratch_schema,
+        "CREATE TABLE gipk (name VARCHAR(8))",
+        ["INSERT INTO gipk VALUES ('a')", "INSERT INTO gipk VALUES ('b')"],
+        session=("SET SESSION sql_generate_invisible_primary_key = ON",),
+    )
+    _check(
+        mysql,
+        entries,
+        [
+            {"my_row_id": ("1", J.BIGINT), "name": ("a", J.VARCHAR)},
+            {"my_row_id": ("2", J.BIGINT), "name": ("b", J.VARCHAR)},
+        ],
+        {"my_row_id": "bigint unsigned", "name": "varchar(8)"},
+        keys=("my_row_id",),
+    )
+
+
+@pytest.mark.only_on("mysql", reason="functional key parts are MySQL 8.0.13's (not MariaDB's)")
+def test_functional_indexes_add_no_columns_generated_columns_stay(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    """A functional index is a hidden virtual column (``!hidden!...``) that MySQL leaves out
+    of the TABLE_MAP and the row images (seen in the raw events, binlog_row_metadata=FULL):
+    the data has the table's own columns, generated ones (VIRTUAL and STORED) included."""
+    entries = _inserted(
+        mysql,
+        admin_connection,
+        scratch_schema,
+        "CREATE TABLE fx (id INT PRIMARY KEY, a INT, b INT, name VARCHAR(10), "
+        "v INT AS (a + b) VIRTUAL, st VARCHAR(12) AS (CONCAT('s', a)) STORED, "
+        "INDEX ab ((a + b)), INDEX low ((LOWER(name))), UNIQUE INDEX twice ((a * 2)))",
+        ["INSERT INTO fx (id, a, b, name) VALUES (1, 2, 3, 'AbC')"],
+    )
+    i, v = J.INTEGER, J.VARCHAR
+    _check(
+        mysql,
+        entries,
+        [
+            {
+                "id": ("1", i),
+                "a": ("2", i),
+                "b": ("3", i),
+                "name": ("AbC", v),
+                "v": ("5", i),
+                "st": ("s2", v),
+            }
+        ],
+        {
+            "id": "int(11)",
+            "a": "int(11)",
+            "b": "int(11)",
+            "name": "varchar(10)",
+            "v": "int(11)",
+            "st": "varchar(12)",
+        },
+    )
+
+
+# --------------------------------------------------------------------------- VECTOR
+
+BIG_VECTOR = [k / 8 - 100 for k in range(2048)]
+
+
+@pytest.mark.only_on("mysql", reason="VECTOR (type 242) is MySQL 9's")
+def test_vector_as_vector_to_string(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    """A VECTOR is a length-prefixed little-endian float32 array; the text is what MySQL's
+    VECTOR_TO_STRING prints (each value ``%.5e``), checked against the server too. canal has no
+    VECTOR: sql_type OTHER, its type for a column type it does not map; mysql_type as
+    declared. A text column after it keeps its own charset (VECTOR takes a place in the
+    TABLE_MAP's charset list, as binary)."""
+    entries = _inserted(
+        mysql,
+        admin_connection,
+        scratch_schema,
+        "CREATE TABLE vec (id INT PRIMARY KEY, v VECTOR(3), big VECTOR, "
+        "s VARCHAR(4) COLLATE utf8mb4_0900_as_cs)",
+        [
+            "INSERT INTO vec VALUES (1, STRING_TO_VECTOR('[1,2,3.5]'), NULL, 'ä')",
+            (
+                "INSERT INTO vec VALUES (2, STRING_TO_VECTOR('[-0.1,1e30,1.17549435e-38]'), "
+                "STRING_TO_VECTOR(%s), 'x')",
+                ("[" + ",".join(map(str, BIG_VECTOR)) + "]",),
+            ),
+            # a vector holds at most its dimension; the smallest float32 denormal; -0.0
+            ("INSERT INTO vec VALUES (3, x'01000000', STRING_TO_VECTOR('[-0]'), NULL)", ()),
+            ("INSERT INTO vec (id) VALUES (4)", ()),
+        ],
+    )
+    o = J.OTHER
+    expected: list[Expected] = [
+        {
+            "v": ("[1.00000e+00,2.00000e+00,3.50000e+00]", o),
+            "big": (None, o),
+            "s": ("ä", J.VARCHAR),
+        },
+        {
+            "v": ("[-1.00000e-01,1.00000e+30,1.17549e-38]", o),
+            "big": ("[" + ",".join(f"{x:.5e}" for x in BIG_VECTOR) + "]", o),
+            "s": ("x", J.VARCHAR),
+        },
+        {"v": ("[1.40130e-45]", o), "big": ("[-0.00000e+00]", o), "s": (None, J.VARCHAR)},
+        {"v": (None, o), "big": (None, o), "s": (None, J.VARCHAR)},
+    ]
+    _check(
+        mysql,
+        entries,
+        expected,
+        {"id": "int(11)", "v": "vector(3)", "big": "vector(2048)", "s": "varchar(4)"},
+    )
+    with admin_connection.cursor() as cur:
+        cur.execute("SELECT VECTOR_TO_STRING(v), VECTOR_TO_STRING(big) FROM vec ORDER BY id")
+        server = [(v, big) for v, big in cur.fetchall()]
+    assert server == [(row["v"][0], row["big"][0]) for row in expected]

@@ -1,4 +1,6 @@
-"""Each start mode of canal's findStartPosition picks the right position on a real MariaDB."""
+"""Each start mode of canal's findStartPosition picks the right position on real MariaDB and
+MySQL servers (file and position, timestamp, GTID: MariaDB's ``0-1-N``, MySQL's ``<uuid>:1-N``
+sets)."""
 
 from __future__ import annotations
 
@@ -7,12 +9,22 @@ import time
 import pytest
 
 from bridge.config import StartConfig
+from bridge.entry import EntryType, EventType
 from bridge.instance.start_position import StartPositionFinder
 from bridge.parse.exceptions import BinlogPurged
 from bridge.parse.source import preflight
 from bridge.position import EntryPosition, LogIdentity, LogPosition
-from tests.conftest import MysqlEndpoint
-from tests.integration.binlog_helpers import Connection, execute, master_position, source_config
+from tests.conftest import MysqlEndpoint, gtid_state_at
+from tests.integration.binlog_helpers import (
+    Connection,
+    execute,
+    master_position,
+    read_entries,
+    rows_of,
+    source_config,
+)
+
+pytestmark = pytest.mark.both_servers
 
 
 @pytest.fixture
@@ -84,8 +96,46 @@ def test_file_and_timestamp_searches_that_file(
     assert found.position == third_position.position
 
 
-def test_gtid_configured_is_used_as_is(mysql: MysqlEndpoint) -> None:
-    assert _finder(mysql, StartConfig(gtid="0-1-5")).find(None) == EntryPosition(gtid="0-1-5")
+def test_gtid_configured_is_used_as_is(mysql: MysqlEndpoint, admin_connection: Connection) -> None:
+    gtid = "0-1-5"
+    if mysql.flavor == "mysql":
+        with admin_connection.cursor() as cur:
+            cur.execute("SELECT @@server_uuid")
+            ((uuid,),) = cur.fetchall()
+        gtid = f"{uuid}:1-5"
+    assert _finder(mysql, StartConfig(gtid=gtid)).find(None) == EntryPosition(gtid=gtid)
+
+
+def test_gtid_state_starts_the_dump_at_the_next_transaction(
+    mysql: MysqlEndpoint,
+    admin_connection: Connection,
+    scratch_schema: str,
+    history: dict[str, object],
+) -> None:
+    """The GTID state right before the second transaction (MariaDB ``0-1-N``, MySQL
+    ``<uuid>:1-N``), configured as the start: the dump begins with that transaction."""
+    marks: list[tuple[EntryPosition, int]] = history["marks"]  # type: ignore[assignment]
+    second = marks[1][0]
+    assert second.journal_name is not None and second.position is not None
+    state = gtid_state_at(admin_connection, mysql, second.journal_name, second.position)
+    start = _finder(mysql, StartConfig(gtid=state)).find(None)
+    assert start == EntryPosition(gtid=state)
+    end: EntryPosition = history["end"]  # type: ignore[assignment]
+    entries = read_entries(source_config(mysql), start, end)
+    first = entries[0]
+    assert first.entry_type is EntryType.TRANSACTIONBEGIN
+    assert (first.header.logfile_name, first.header.logfile_offset) >= (
+        second.journal_name,
+        second.position,
+    )
+    inserted = [
+        e.row_change.row_datas[0].after[0].value
+        for e in rows_of(entries)
+        if e.header.schema_name == scratch_schema
+        and e.header.event_type is EventType.INSERT
+        and e.row_change
+    ]
+    assert inserted == ["1", "2"]  # the second and third transactions
 
 
 def test_known_cursor_on_the_same_source_resumes_from_it(
@@ -118,11 +168,12 @@ def test_known_cursor_from_another_source_searches_by_time_minus_fallback(
 def test_purged_cursor_follows_on_purged(
     mysql: MysqlEndpoint, admin_connection: Connection, on_purged: str
 ) -> None:
-    gone = EntryPosition("mariadb-bin.000000", 4)
+    base = (master_position(admin_connection).journal_name or "").rsplit(".", 1)[0]
+    gone = EntryPosition(f"{base}.000000", 4)  # the server's own file naming, never written
     known = LogPosition(LogIdentity(mysql.address, 1234), gone)
     finder = _finder(mysql, StartConfig(), on_purged=on_purged)
     if on_purged == "fail":
-        with pytest.raises(BinlogPurged, match=r"mariadb-bin\.000000:4 is no longer on the source"):
+        with pytest.raises(BinlogPurged, match=rf"{base}\.000000:4 is no longer on the source"):
             finder.find(known)
         return
     found = finder.find(known)
