@@ -94,8 +94,7 @@ def configure_logging(log_format: str = "plain", level: int = logging.INFO) -> N
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("pymysqlreplication", "kazoo"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.getLogger("kazoo").setLevel(logging.WARNING)
 
 
 def configured_format() -> str:

@@ -48,7 +48,15 @@ def _workload(mysql: MysqlEndpoint, schema: str, pause_s: float) -> None:
     """Plain DML, compressed transactions (one of ``BULK_ROWS`` rows), partial JSON updates,
     a DDL, then more of each; ``pause_s`` spreads it so that kills land in the middle."""
     conn = connect_admin(mysql)
+    try:
+        _statements(conn, schema, pause_s)
+    finally:
+        conn.close()  # also after a failure: an open transaction would block DROP DATABASE
+
+
+def _statements(conn: Any, schema: str, pause_s: float) -> None:
     with conn.cursor() as cur:
+        cur.execute(f"SET SESSION cte_max_recursion_depth = {BULK_ROWS + 1}")
         for key in range(60):
             doc = {"n": key, "tags": ["a", "b"], "nested": {"x": key, "y": "ü"}}
             cur.execute(
@@ -100,9 +108,8 @@ def _workload(mysql: MysqlEndpoint, schema: str, pause_s: float) -> None:
                 (key, key),
             )
             time.sleep(pause_s)
-        cur.execute(f"DELETE FROM `{schema}`.items WHERE id %% 9 = 0")
+        cur.execute(f"DELETE FROM `{schema}`.items WHERE MOD(id, 9) = 0")
         cur.execute(f"DELETE FROM `{schema}`.bulk WHERE id > %s", (BULK_ROWS - 500,))
-    conn.close()
 
 
 def _source_state(mysql: MysqlEndpoint, schema: str) -> dict[str, dict[str, dict[str, Any]]]:
@@ -138,6 +145,9 @@ def _replayed_state(
     """Apply the topic's row changes in order, per partition, until the state equals
     ``expected`` or time runs out; the last state is returned either way."""
     state: dict[str, dict[str, dict[str, Any]]] = {table: {} for table in TABLES}
+    # A row last changed before ``ALTER TABLE ... ADD COLUMN`` has no such column in its
+    # image: a mirror holds NULL there, as the source does.
+    columns = {table: {c for row in rows.values() for c in row} for table, rows in expected.items()}
     deadline = time.monotonic() + timeout_s
     for partition, _, _, message in consume(bootstrap, topic):
         if partition >= 0 and not message.get("isDdl") and message.get("table") in state:
@@ -146,7 +156,7 @@ def _replayed_state(
                 if message["type"] == "DELETE":
                     rows.pop(row["id"], None)
                 else:
-                    rows[row["id"]] = _normal(row)
+                    rows[row["id"]] = _normal({**dict.fromkeys(columns[message["table"]]), **row})
         elif partition < 0 and (state == expected or time.monotonic() > deadline):
             return state
     return state
@@ -170,7 +180,15 @@ def test_mysql_features_survive_kill_9_and_replay_to_the_source_tables(
         batch_size=500,
     )
     bridge = BridgeProcess(config).start()
-    writer = threading.Thread(target=_workload, args=(mysql, scratch_schema, 0.02))
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            _workload(mysql, scratch_schema, 0.05)
+        except BaseException as exc:
+            failures.append(exc)
+
+    writer = threading.Thread(target=write)
     try:
         bridge.wait_for_output("reading")  # no position configured: it starts at the end
         writer.start()
@@ -182,6 +200,7 @@ def test_mysql_features_survive_kill_9_and_replay_to_the_source_tables(
             bridge.wait_for_output("reading")
         writer.join(180)
         assert not writer.is_alive(), "the workload did not finish"
+        assert not failures, f"the workload failed: {failures[0]!r}"
         expected = _source_state(mysql, scratch_schema)
         assert len(expected["bulk"]) == BULK_ROWS - 500
         replayed = _replayed_state(kafka_bootstrap, topic, expected, timeout_s=120)
