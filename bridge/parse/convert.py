@@ -30,6 +30,7 @@ from bridge.parse.events import CHECKSUM_SIZE, HEADER_SIZE, Handling
 from bridge.parse.exceptions import SchemaMismatch, UnsupportedBinlogEvent
 from bridge.parse.framing import RawEvent
 from bridge.parse.gtid import decode_gtid_event
+from bridge.parse.packed import read_packed_int
 from bridge.parse.payload import inner_events
 from bridge.parse.rows import RowDecoder, RowsKind
 from bridge.parse.schema import LiveSchema
@@ -195,7 +196,7 @@ class EventConverter:
         if code in _V2_ROWS:
             extra = int.from_bytes(data[HEADER_SIZE + 8 : HEADER_SIZE + 10], "little")
             pos += max(0, extra - 2)
-        columns, pos = _length_coded(data, pos)
+        columns, pos = read_packed_int(data, pos, raw.body_end)
         return self._decoded_entry(
             raw,
             cached.decoder,
@@ -317,12 +318,3 @@ def _prints_display_widths(server_version: str) -> bool:
         return tuple(int(n) for n in numbers[:3]) < (8, 0, 19)
     except ValueError:
         return True
-
-
-def _length_coded(data: bytes, pos: int) -> tuple[int, int]:
-    """A length-coded integer at ``pos`` and the position after it."""
-    first = data[pos]
-    if first < 251:
-        return first, pos + 1
-    size = {252: 2, 253: 3, 254: 8}.get(first, 0)
-    return int.from_bytes(data[pos + 1 : pos + 1 + size], "little"), pos + 1 + size

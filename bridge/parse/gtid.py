@@ -45,9 +45,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
-GTID_LOG_EVENT = 33
-ANONYMOUS_GTID_LOG_EVENT = 34
-GTID_TAGGED_LOG_EVENT = 42
+from bridge.parse.events import ANONYMOUS_GTID_EVENT as ANONYMOUS_GTID_LOG_EVENT
+from bridge.parse.events import GTID_EVENT as GTID_LOG_EVENT
+from bridge.parse.events import GTID_TAGGED_EVENT as GTID_TAGGED_LOG_EVENT
+from bridge.parse.packed import extra_bytes
 
 GNO_MAX = (1 << 63) - 2
 """The largest GNO: MySQL's GNO_END (INT64_MAX) is one past it."""
@@ -154,12 +155,10 @@ class _Reader:
     def packed_length(self) -> int:
         """MySQL's net_field_length_ll: < 251 itself, 252/253/254 then 2/3/8 bytes."""
         first = self.uint(1)
-        if first < 251:
-            return first
-        sizes = {252: 2, 253: 3, 254: 8}
-        if first not in sizes:
+        size = extra_bytes(first)
+        if size is None:
             raise self.fail(f"invalid packed length prefix {first:#x}")
-        return self.uint(sizes[first])
+        return self.uint(size) if size else first
 
     def varlen(self, bits: int = 64) -> int:
         if not self.remaining:

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, TypeAlias
 
+from bridge.parse import packed
 from bridge.parse.values import RowDecodeError, TruncatedRowImage, _jsonb_length
 
 PARTIAL_JSON = 1  # value_options bit: the row has partial_bits
@@ -65,7 +66,6 @@ _U32 = struct.Struct("<I")
 _LARGE_HEADER = struct.Struct("<II")  # element count, container size
 _LARGE_KEY = struct.Struct("<IH")  # key offset, key length
 _LARGE_VALUE = struct.Struct("<BI")  # value type, offset
-_PACKED_SIZES = {252: 2, 253: 3, 254: 8}
 _WHITESPACE = " \t\n\v\f\r"  # my_isspace of utf8mb4
 _INLINE_SIZE = {4: 1, 5: 2, 6: 2, 7: 4, 8: 4}  # literal, int16, uint16, int32, uint32
 _FIXED_SIZE = {**_INLINE_SIZE, 9: 8, 10: 8, 11: 8}  # + int64, uint64, double
@@ -139,17 +139,11 @@ class JsonDiff:
 
 
 def read_packed_int(data: bytes, pos: int, end: int | None = None) -> tuple[int, int]:
-    """A ``net_field_length`` integer at ``pos`` -> (value, position after it)."""
-    end = len(data) if end is None else end
-    if pos >= end:
-        raise CorruptJsonDiff(f"a packed integer at byte {pos} runs past byte {end}")
-    first = data[pos]
-    if first < 251:
-        return first, pos + 1
-    size = _PACKED_SIZES.get(first)
-    if size is None or pos + 1 + size > end:
-        raise CorruptJsonDiff(f"bad packed integer at byte {pos} (first byte {first})")
-    return int.from_bytes(data[pos + 1 : pos + 1 + size], "little"), pos + 1 + size
+    """``bridge.parse.packed.read_packed_int``, failing as ``CorruptJsonDiff``."""
+    try:
+        return packed.read_packed_int(data, pos, end)
+    except packed.BadPackedInteger as exc:
+        raise CorruptJsonDiff(str(exc)) from exc
 
 
 def partial_columns(

@@ -28,6 +28,7 @@ import zstandard
 from bridge.parse.events import HEADER, HEADER_SIZE
 from bridge.parse.exceptions import CorruptPayload
 from bridge.parse.framing import RawEvent
+from bridge.parse.packed import BadPackedInteger, read_packed_int
 
 FIELD_END = 0
 FIELD_PAYLOAD_SIZE = 1
@@ -38,16 +39,6 @@ COMPRESSION_NONE = 255
 _READ_CHUNK = 1 << 16
 
 
-def _length_encoded(data: bytes, pos: int) -> tuple[int, int]:
-    first = data[pos]
-    if first < 251:
-        return first, pos + 1
-    size = {252: 2, 253: 3, 254: 8}.get(first)
-    if size is None:
-        raise CorruptPayload(f"bad length-encoded integer {first:#x} in a payload header")
-    return int.from_bytes(data[pos + 1 : pos + 1 + size], "little"), pos + 1 + size
-
-
 def payload_header(data: bytes, body_end: int) -> tuple[dict[int, int], int]:
     """The header fields of a TRANSACTION_PAYLOAD (``data`` from its event header) and where
     the payload starts."""
@@ -55,15 +46,15 @@ def payload_header(data: bytes, body_end: int) -> tuple[dict[int, int], int]:
     pos = HEADER_SIZE
     try:
         while pos < body_end:
-            field, pos = _length_encoded(data, pos)
+            field, pos = read_packed_int(data, pos, body_end)
             if field == FIELD_END:
                 return fields, pos
-            size, pos = _length_encoded(data, pos)
-            value, _ = _length_encoded(data, pos)
+            size, pos = read_packed_int(data, pos, body_end)
+            value, _ = read_packed_int(data, pos, body_end)
             fields[field] = value
             pos += size
-    except IndexError as exc:
-        raise CorruptPayload("a TRANSACTION_PAYLOAD header runs past its event") from exc
+    except BadPackedInteger as exc:
+        raise CorruptPayload(f"a TRANSACTION_PAYLOAD header is damaged: {exc}") from exc
     raise CorruptPayload("a TRANSACTION_PAYLOAD header has no end mark")
 
 

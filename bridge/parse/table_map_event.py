@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
+from bridge.parse.packed import extra_bytes
 from bridge.parse.values import MysqlType
 
 T = TypeVar("T")
@@ -188,12 +189,10 @@ class _Reader:
     def lenenc(self, what: str) -> int:
         """A length-encoded integer (MySQL's ``net_field_length``)."""
         first = self.u8(what)
-        if first < 251:
-            return first
-        size = {252: 2, 253: 3, 254: 8}.get(first)
+        size = extra_bytes(first)
         if size is None:
             raise ValueError(f"{self._where}: {what} at offset {self._pos - 1} is {first:#x}")
-        return self.uint(size, what)
+        return self.uint(size, what) if size else first
 
     def text(self, size: int, what: str) -> str:
         raw = self.take(size, what)

@@ -12,6 +12,17 @@ from bridge.parse.values import MysqlType
 _DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
 
+def packed_int(value: int) -> bytes:
+    """MySQL's ``net_store_length``: a length-encoded ("packed") integer."""
+    if value < 251:
+        return bytes([value])
+    if value < 1 << 16:
+        return b"\xfc" + value.to_bytes(2, "little")
+    if value < 1 << 24:
+        return b"\xfd" + value.to_bytes(3, "little")
+    return b"\xfe" + value.to_bytes(8, "little")
+
+
 def col(type_code: int, mysql_type: str = "", **kwargs: object) -> ColumnMeta:
     index = kwargs.pop("index", 0)
     name = kwargs.pop("name", "c")

@@ -22,6 +22,8 @@ from bridge.parse.exceptions import CorruptPayload, UnsupportedBinlogEvent
 from bridge.parse.framing import RawEvent
 from bridge.parse.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
 
+from .rowbytes import packed_int
+
 
 class _NoLiveSchema:
     def columns(self, schema: str, table: str) -> None:
@@ -99,12 +101,7 @@ def _payload(
     data = zstandard.ZstdCompressor().compress(plain) if compression == COMPRESSION_ZSTD else plain
 
     def field(kind: int, value: int) -> bytes:
-        if value < 251:
-            encoded = bytes([value])
-        elif value < 1 << 16:
-            encoded = b"\xfc" + struct.pack("<H", value)
-        else:
-            encoded = b"\xfd" + struct.pack("<I", value)[:3]
+        encoded = packed_int(value)
         return bytes([kind, len(encoded)]) + encoded
 
     named = compression if declared is None else declared

@@ -36,22 +36,14 @@ from bridge.parse.values import MysqlType as T
 from bridge.parse.values import decode_value
 from tests.native_paths import compiled_module
 
-from .rowbytes import bitmap, col, lenenc
+from .rowbytes import bitmap, col, lenenc, packed_int
 
 JSON_COLUMN = col(T.JSON, "json", max_length=4)
 
 # --------------------------------------------------------------------------- encoders
 
 
-def packed(value: int) -> bytes:
-    """net_store_length."""
-    if value < 251:
-        return bytes([value])
-    if value < 1 << 16:
-        return b"\xfc" + value.to_bytes(2, "little")
-    if value < 1 << 24:
-        return b"\xfd" + value.to_bytes(3, "little")
-    return b"\xfe" + value.to_bytes(8, "little")
+packed = packed_int
 
 
 def _varlen(n: int) -> bytes:

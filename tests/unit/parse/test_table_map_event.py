@@ -14,6 +14,8 @@ import pytest
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import ColumnDef, collation_name, decode_table_map
 
+from .rowbytes import packed_int
+
 TINY, LONG, FLOAT, DOUBLE, YEAR, VARCHAR, BIT, TIME2 = 1, 3, 4, 5, 13, 15, 16, 19
 VECTOR, JSON, NEWDECIMAL, ENUM, SET, BLOB, STRING, GEOMETRY = 242, 245, 246, 247, 248, 252, 254, 255
 
@@ -24,15 +26,7 @@ PRIMARY_KEY_WITH_PREFIX, ENUM_AND_SET_DEFAULT_CHARSET, ENUM_AND_SET_COLUMN_CHARS
 COLUMN_VISIBILITY, VECTOR_DIMENSIONALITY = 12, 13
 
 
-def lenenc(value: int) -> bytes:
-    """MySQL's ``net_store_length``."""
-    if value < 251:
-        return bytes([value])
-    if value < 1 << 16:
-        return b"\xfc" + value.to_bytes(2, "little")
-    if value < 1 << 24:
-        return b"\xfd" + value.to_bytes(3, "little")
-    return b"\xfe" + value.to_bytes(8, "little")
+lenenc = packed_int
 
 
 def packed(*values: int) -> bytes:
