@@ -20,6 +20,8 @@ from tests.conftest import MysqlEndpoint, connect_admin
 from tests.e2e.bridge_process import BridgeProcess, consume, create_topic, write_config
 from tests.native_paths import compiled_module
 
+pytestmark = pytest.mark.services
+
 TABLES = ("alpha", "beta", "gamma")
 PARTITIONS = 3
 
@@ -167,6 +169,7 @@ def setup(
     return {"topic": topic, "config": config, "schema": scratch_schema}
 
 
+@pytest.mark.both_servers
 @pytest.mark.parametrize(
     "env",
     [{}, {"CANAL_BRIDGE_NATIVE": "0"}],
@@ -200,6 +203,7 @@ def test_mixed_workload_arrives_complete_in_order_on_canals_partitions(
     assert sample["pkNames"] == ["id"]
 
 
+@pytest.mark.both_servers
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
 def test_restart_mid_stream_loses_nothing(
     setup: dict[str, Any], mysql: MysqlEndpoint, kafka_bootstrap: str, how: int
@@ -264,6 +268,7 @@ def test_validate_reports_every_problem_with_its_path_and_starts_nothing(tmp_pat
     assert not (tmp_path / "meta").exists()
 
 
+@pytest.mark.both_servers
 @pytest.mark.parametrize("ddl", ["inline", "topic", "skip"])
 def test_ddl_policy_routes_ddl_messages(
     tmp_path: Path, mysql: MysqlEndpoint, kafka_bootstrap: str, scratch_schema: str, ddl: str

@@ -184,6 +184,7 @@ def _start_writer(
     return writer
 
 
+@pytest.mark.both_servers
 def test_kill_9_standby_takes_over_within_session_timeout_nothing_lost(
     tmp_path: Path,
     mysql: MysqlEndpoint,

@@ -159,6 +159,7 @@ def _run_check(config: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.both_servers
 def test_cli_table_flags_wrong_partition_count_missing_topic_and_size_limit(
     tmp_path: Path, mysql: MysqlEndpoint, kafka_bootstrap: str
 ) -> None:
@@ -224,6 +225,7 @@ def test_cli_table_flags_wrong_partition_count_missing_topic_and_size_limit(
     assert " FAIL " not in run.stdout
 
 
+@pytest.mark.both_servers
 def test_unreachable_kafka_fails_with_the_fix(tmp_path: Path, mysql: MysqlEndpoint) -> None:
     config = {
         "kafka": {"bootstrap_servers": "127.0.0.1:1"},

@@ -141,6 +141,7 @@ def _assert_mirror_identical(
         assert code == 0, report
 
 
+@pytest.mark.both_servers
 def test_mixed_workload_with_bridge_restarts_mirrors_exactly(
     spark: SparkSession, pipeline: Pipeline, mysql: MysqlEndpoint, tmp_path: Path
 ) -> None:
