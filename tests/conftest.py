@@ -320,3 +320,21 @@ def declared(mysql: MysqlEndpoint, mariadb_text: str) -> str:
     if mysql.flavor == "mariadb" or "zerofill" in mariadb_text or mariadb_text == "tinyint(1)":
         return mariadb_text
     return _DISPLAY_WIDTH.sub(r"\1", mariadb_text)
+
+
+# Folders whose every test needs a real service, and the fixtures that are one.
+_SERVICE_FOLDERS = ("integration", "e2e", "ha", "spark")
+_SERVICE_FIXTURES = frozenset(
+    {"mysql", "source_servers", "kafka_bootstrap", "zookeeper_hosts", "spark", "binlog_server"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that needs a real server carries the ``services`` marker, so that
+    ``pytest -m "not services"`` is an inner loop that needs none."""
+    tests_dir = os.path.dirname(__file__)
+    for item in items:
+        folder = os.path.relpath(str(item.path), tests_dir).split(os.sep, 1)[0]
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if folder in _SERVICE_FOLDERS or fixtures & _SERVICE_FIXTURES:
+            item.add_marker(pytest.mark.services)

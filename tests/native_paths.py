@@ -3,6 +3,7 @@ a test can require the same bytes from each, and that the compiled path really r
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,11 +18,16 @@ from bridge.parse.wire import EntryDecoder, EntryEncoder
 
 def compiled_module() -> native.Compiled:
     """The compiled module, or a skip saying how to build it (install.sh does when cargo is
-    on the machine, and fails loudly if that build fails)."""
+    on the machine, and fails loudly if that build fails). Where the build exists
+    (``CANAL_BRIDGE_REQUIRE_NATIVE=1``, set by deploy/local/test.sh), a module that does not
+    import fails the test instead: the twin comparisons must not skip silently in CI."""
     try:
         import canal_bridge_native
-    except ImportError:
-        pytest.skip("canal-bridge-native is not built: install Rust, then deploy/local/install.sh")
+    except ImportError as exc:
+        how = "install Rust, then deploy/local/install.sh"
+        if os.environ.get("CANAL_BRIDGE_REQUIRE_NATIVE") == "1":
+            pytest.fail(f"canal-bridge-native was built but does not import ({exc}): {how}")
+        pytest.skip(f"canal-bridge-native is not built: {how}")
     module: native.Compiled = canal_bridge_native
     return module
 

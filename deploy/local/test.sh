@@ -27,6 +27,8 @@ log "lint: ruff"
 log "types: mypy (strict on bridge/)"
 "$py/mypy"
 if [ -f "$VENV_DIR/.native.sha256" ]; then
+  # Built: the compiled-vs-Python twin tests must run, not skip.
+  export CANAL_BRIDGE_REQUIRE_NATIVE=1
   log "native/: cargo fmt, clippy, test"
   (
     cd native

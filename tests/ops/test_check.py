@@ -56,6 +56,7 @@ def _root(server: ThrowawayServer) -> pymysql.connections.Connection:  # type: i
     return pymysql.connect(unix_socket=server.socket, user="root", autocommit=True)
 
 
+@pytest.mark.services  # a throwaway mariadbd
 def test_binlog_off_is_flagged() -> None:
     with throwaway_mariadb() as server:
         data = _destination(server.address, server.user, server.password)
