@@ -42,7 +42,7 @@ def _zookeeper_cursor(zk: ZkSession, root: str, destination: str) -> LogPosition
     from kazoo.exceptions import NoNodeError
 
     from bridge.ha import ZkLayout
-    from bridge.instance.instance import MQ_CLIENT_ID
+    from bridge.meta.base import MQ_CLIENT_ID
 
     path = ZkLayout(root).cursor(destination, MQ_CLIENT_ID)
     with zk.errors(f"reading {path}"):

@@ -24,6 +24,7 @@ from bridge.instance.log_position import (
 )
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
+from bridge.meta.base import MQ_CLIENT_ID
 from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, RECORD_OVERHEAD
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
@@ -43,7 +44,6 @@ from bridge.store.exceptions import StoreStopped
 
 log = logging.getLogger(__name__)
 
-MQ_CLIENT_ID = 1001
 # Bytes of a record kept free of rendered rows: headers (file name, GTID), batch id, build time.
 RENDER_HEADROOM = 16 * 1024
 

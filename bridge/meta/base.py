@@ -7,6 +7,9 @@ from typing import Protocol
 
 from bridge.position import LogPosition, PositionRange
 
+# canal's one client of a destination in MQ mode (CanalMQStarter's clientId 1001).
+MQ_CLIENT_ID = 1001
+
 
 @dataclass(frozen=True, slots=True)
 class ClientIdentity:
@@ -14,7 +17,7 @@ class ClientIdentity:
     subscribes again with another filter is the same client (same cursor, same batches)."""
 
     destination: str
-    client_id: int = 1001
+    client_id: int = MQ_CLIENT_ID
     filter: str = field(default="", compare=False)
 
 

@@ -39,10 +39,9 @@ from bridge.mq.routing import (
     record_key,
 )
 from bridge.mq.tail import format_record, tail
-from bridge.mq.worker import Backoff, MqWorker, WorkerProgress, WorkerSettings
+from bridge.mq.worker import MqWorker, WorkerProgress, WorkerSettings
 
 __all__ = [
-    "Backoff",
     "BrokerRejectedTooLarge",
     "CanalPartitionRouter",
     "CanalTopicRouter",

@@ -14,7 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from bridge.backoff import Backoff
 from bridge.entry import Entry
+from bridge.meta.base import MQ_CLIENT_ID
 from bridge.mq.exceptions import DeliveryCancelled, DeliveryFailed
 from bridge.mq.producer import KafkaProducer, RecordSender
 from bridge.mq.records import OutgoingRecord, RecordBuilder
@@ -46,7 +48,7 @@ class WorkerSettings:
     idle_interval_s: float = 0.1
     progress_log_interval_s: float = 10.0
     close_timeout_s: float = 5.0
-    client_id: int = 1001
+    client_id: int = MQ_CLIENT_ID
 
     @classmethod
     def for_destination(cls, destination: DestinationConfig) -> WorkerSettings:
@@ -55,25 +57,6 @@ class WorkerSettings:
             batch_size=destination.batch_size,
             get_timeout_s=None if timeout_ms is None else timeout_ms / 1000,
         )
-
-
-class Backoff:
-    """Exponential back-off with jitter: ``initial * 2**n`` capped at ``maximum``, each delay
-    drawn in ``[ceiling / 2, ceiling]``; ``reset()`` after a success."""
-
-    def __init__(self, initial_s: float, maximum_s: float, rng: random.Random | None = None):
-        self.initial_s = initial_s
-        self.maximum_s = maximum_s
-        self.failures = 0
-        self._rng = rng or random.Random()
-
-    def next(self) -> float:
-        ceiling = min(self.maximum_s, self.initial_s * 2 ** min(self.failures, 32))
-        self.failures += 1
-        return self._rng.uniform(ceiling / 2, ceiling)
-
-    def reset(self) -> None:
-        self.failures = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ binlog_format, schema mismatch) are raised as they are.
 from __future__ import annotations
 
 import logging
-import random
 import struct
 import threading
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ from typing import Protocol
 
 import pymysql
 
+from bridge.backoff import Backoff
 from bridge.config import SourceConfig
 from bridge.entry import Entry, EntryType
 from bridge.parse.convert import EventConverter
@@ -88,7 +88,7 @@ class BinlogParser:
         facts = self.preflight()
         resume = start
         last: Entry | None = None  # the last entry yielded, heartbeats aside
-        failures = 0
+        backoff = Backoff(1.0, self._max_backoff_s)
         while not self._stopping.is_set():
             try:
                 # A new dump starts at the transaction in progress: what was yielded before
@@ -102,7 +102,7 @@ class BinlogParser:
                                 continue
                             replayed = None
                         last = entry
-                    failures = 0
+                    backoff.reset()
                     if entry_type is EntryType.TRANSACTIONBEGIN:
                         resume = position_of(entry)
                     elif entry_type is EntryType.TRANSACTIONEND or (
@@ -114,8 +114,7 @@ class BinlogParser:
             except SourceUnreachable as exc:
                 if self._stopping.is_set():
                     return
-                failures += 1
-                delay = min(self._max_backoff_s, 0.5 * 2**failures) * random.uniform(0.5, 1.0)
+                delay = backoff.next()
                 log.warning(
                     "%s; retrying from %s:%s in %.1fs",
                     exc,

@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 import orjson
 import pytest
 
+from bridge.backoff import Backoff
 from bridge.entry import Entry, EventType, RowData
 from bridge.instance.api import EMPTY_BATCH_ID, Message
 from bridge.meta import ClientIdentity
 from bridge.mq import (
-    Backoff,
     BrokerRejectedTooLarge,
     CanalPartitionRouter,
     CanalTopicRouter,
