@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from bridge.construct import slotted_constructor
 from bridge.entry import (
     Column,
     Entry,
@@ -38,7 +39,6 @@ from bridge.entry import (
     row_images,
 )
 from bridge.mq.routing import PartitionRouter
-from bridge.parse.construct import slotted_constructor
 
 RowDict = dict[str, str | None]
 

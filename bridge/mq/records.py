@@ -14,6 +14,7 @@ from typing import Literal
 import orjson
 
 from bridge import native
+from bridge.construct import slotted_constructor
 from bridge.entry import (
     Entry,
     EventType,
@@ -33,7 +34,6 @@ from bridge.mq.flat_message import (
     split_rows,
 )
 from bridge.mq.routing import PartitionRouter, TopicPartitions, TopicRouter, record_key
-from bridge.parse.construct import slotted_constructor
 
 # Headers every record carries: where the change comes from in the source's binlog.
 HEADER_FILE = "binlog.file"

@@ -22,9 +22,9 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from bridge.construct import slotted_constructor
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange
 from bridge.parse import events
-from bridge.parse.construct import slotted_constructor
 from bridge.parse.ddl import classify_ddl, is_transaction_control
 from bridge.parse.events import CHECKSUM_SIZE, HEADER_SIZE, Handling
 from bridge.parse.exceptions import SchemaMismatch, UnsupportedBinlogEvent
@@ -53,7 +53,7 @@ _RAW_ROWS: dict[int, tuple[EventType, RowsKind, int]] = {
     events.PARTIAL_UPDATE_ROWS_EVENT: (EventType.UPDATE, "partial_update", 10),
 }
 _V2_ROWS = frozenset({30, 31, 32, events.PARTIAL_UPDATE_ROWS_EVENT})
-# Positional constructors of the model classes, all fields in order (see bridge.parse.construct).
+# Positional constructors of the model classes, all fields in order (see bridge.construct).
 _new_header = slotted_constructor(Header)
 _new_entry = slotted_constructor(Entry)
 _new_row_change = slotted_constructor(RowChange)

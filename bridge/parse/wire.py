@@ -16,6 +16,7 @@ import marshal
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bridge.construct import slotted_constructor
 from bridge.entry import (
     Column,
     Entry,
@@ -28,7 +29,6 @@ from bridge.entry import (
     RowData,
     row_images,
 )
-from bridge.parse.construct import slotted_constructor
 from bridge.parse.rows import DecodedRow, Plan, decoded_row, new_column
 
 NO_PLAN = -1
