@@ -8,6 +8,7 @@ full (backpressure reaching the binlog socket).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -25,7 +26,7 @@ from bridge.instance.log_position import (
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
 from bridge.meta.base import MQ_CLIENT_ID
-from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, RECORD_OVERHEAD
+from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, RECORD_OVERHEAD, render_rows
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
     BinlogPurged,
@@ -37,6 +38,7 @@ from bridge.parse.exceptions import (
 )
 from bridge.parse.parser import BinlogParser, EntryReader
 from bridge.parse.source import SourceFacts
+from bridge.parse.wire import Render
 from bridge.position import EntryPosition, LogIdentity, LogPosition, resume_position_after
 from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
 from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
@@ -233,13 +235,18 @@ def _default_parser(config: DestinationConfig, max_record_bytes: int) -> EntryRe
             time_zone=config.timestamp_time_zone,
             heartbeat_period_s=config.heartbeat_period_s,
             destination=config.name,
-            render_limit=render_limit(config, max_record_bytes),
+            render=_renderer(render_limit(config, max_record_bytes)),
         )
     return BinlogParser(
         config.source,
         time_zone=config.timestamp_time_zone,
         heartbeat_period_s=config.heartbeat_period_s,
     )
+
+
+def _renderer(limit: int | None) -> Render | None:
+    """The binlog reader process's renderer of rows events' records, up to ``limit`` bytes."""
+    return None if limit is None else functools.partial(render_rows, limit=limit)
 
 
 def render_limit(config: DestinationConfig, max_record_bytes: int) -> int | None:

@@ -6,8 +6,8 @@ worker as threads of one process, the bridge can go no faster than one core allo
 starts ``python -m bridge.parse.child``, which runs a ``BinlogParser`` and writes its entries
 to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
 is about to read the socket, where it may wait, or holds ``BATCH_ENTRIES`` entries, so an
-entry never waits for others to arrive. With a ``render_limit`` the child also writes the
-records of rows events (``bridge.mq.records.render_rows``, compiled path): they cross as a
+entry never waits for others to arrive. Given a renderer by the instance, the child also writes
+the records of rows events (``bridge.mq.records.render_rows``, compiled path): they cross as a
 few bytes objects, not as row values, which is what makes the second core pay off. The pipe
 (widened to ``PIPE_BYTES``) carries the backpressure: while the store is full the instance
 stops reading, the child blocks writing and stops reading the binlog.
@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
-import functools
 import logging
 import os
 import pickle
@@ -41,11 +40,10 @@ from bridge.collector import tune_garbage_collector
 from bridge.config import SourceConfig
 from bridge.entry import Entry
 from bridge.logs import configure_logging, configured_format
-from bridge.mq.records import render_rows
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import SourceFacts, preflight
-from bridge.parse.wire import EntryDecoder, EntryEncoder
+from bridge.parse.wire import EntryDecoder, EntryEncoder, Render
 from bridge.position import EntryPosition
 
 BATCH_ENTRIES = 1024
@@ -69,8 +67,9 @@ class ChildSpec:
     log_format: str
     log_level: int
     parent_pid: int
-    # Render the records of rows events up to this size (``bridge.mq.records.render_rows``).
-    render_limit: int | None = None
+    # Renders the records of rows events, given by the instance (the output format is not
+    # the binlog reader's business); picklable: a module function or a partial of one.
+    render: Render | None = None
 
 
 class ParserProcess:
@@ -83,12 +82,12 @@ class ParserProcess:
         time_zone: str | None = None,
         heartbeat_period_s: float = 15.0,
         destination: str = "",
-        render_limit: int | None = None,
+        render: Render | None = None,
     ) -> None:
-        """``render_limit``: the child renders the records of rows events up to that size
-        (``bridge.instance.instance.render_limit`` says where that is right)."""
+        """``render``: how the child renders the records of rows events, or None to send rows
+        (``bridge.instance.instance`` says where rendering is right)."""
         self._source = source
-        self._render_limit = render_limit
+        self._render = render
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
         self._destination = destination
@@ -141,7 +140,7 @@ class ParserProcess:
             log_format=configured_format(),
             log_level=logging.getLogger().getEffectiveLevel(),
             parent_pid=os.getpid(),
-            render_limit=self._render_limit,
+            render=self._render,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -254,10 +253,7 @@ def main() -> int:
     configure_logging(spec.log_format, spec.log_level)
     tune_garbage_collector()
     threading.current_thread().name = f"parser-{spec.destination}"
-    render = None
-    if spec.render_limit is not None:
-        render = functools.partial(render_rows, limit=spec.render_limit)
-    encoder = EntryEncoder(render)
+    encoder = EntryEncoder(spec.render)
     batch: list[Entry] = []
 
     def flush() -> None:

@@ -1,0 +1,77 @@
+"""Imports point down: the binlog reader knows nothing of the output format, and the output
+format nothing of the binlog reader. Every import of every module under bridge/ counts,
+including those inside functions and under ``TYPE_CHECKING``.
+
+Still to come (the architecture issue): ``bridge.config`` as a leaf (it imports ``bridge.mq``
+for rule syntax and builders today) — its rule joins ``FORBIDDEN`` when that lands.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+BRIDGE = Path(__file__).resolve().parents[2] / "bridge"
+
+# package -> packages it must not import
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "bridge.parse": (
+        "bridge.mq",
+        "bridge.sink",
+        "bridge.store",
+        "bridge.instance",
+        "bridge.ha",
+        "bridge.admin",
+        "bridge.runner",
+    ),
+    "bridge.mq": ("bridge.parse", "bridge.ha", "bridge.runner"),
+    "bridge.entry": ("bridge.parse", "bridge.mq", "bridge.instance"),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(BRIDGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def forbidden_edges() -> list[str]:
+    edges = []
+    for path in sorted(BRIDGE.rglob("*.py")):
+        module = _module_name(path)
+        for package, banned in FORBIDDEN.items():
+            if not _within(module, package):
+                continue
+            edges += [
+                f"{module} -> {name}"
+                for name in sorted(_imports(path))
+                if any(_within(name, b) for b in banned)
+            ]
+    return edges
+
+
+def test_no_module_imports_upwards() -> None:
+    assert forbidden_edges() == []
+
+
+def test_the_walk_sees_imports_inside_functions_and_type_checking_blocks(tmp_path: Path) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from bridge.mq.records import x\n"
+        "def f():\n    import bridge.sink\n"
+    )
+    assert {"bridge.mq.records", "bridge.sink"} <= _imports(source)
