@@ -24,11 +24,11 @@ from typing import Any, Literal, TextIO
 import pymysql
 
 from bridge.config import BridgeConfig, DestinationConfig, KafkaConfig
+from bridge.config.rules import DdlPolicy, NamePattern, OversizePolicy, split_rules
 from bridge.exceptions import BridgeError
 from bridge.mq.exceptions import MqError
 from bridge.mq.producer import TopicInspector
-from bridge.mq.records import DdlPolicy, OversizePolicy
-from bridge.mq.rules import NamePattern, split_rules
+from bridge.mq.routing import TopicPartitions
 from bridge.parse.gtid import is_mariadb_gtid_set
 from bridge.parse.source import (
     REQUIRED_CHECKS,
@@ -360,7 +360,7 @@ def topic_uses(destination: DestinationConfig) -> tuple[list[TopicUse], list[str
     """The topics a destination writes to, and the rules whose topics cannot be known ahead
     (bare regex patterns of dynamic_topic, named after the tables they match)."""
     mq, name = destination.mq, destination.name
-    counts = mq.topic_partitions()
+    counts = TopicPartitions(mq.partitions, mq.dynamic_topic_partitions)
     dynamic = split_rules(mq.dynamic_topic)
     static = _routed_name(mq.topic, dynamic)
     uses = [TopicUse(name, static, counts.count_for(static), "mq.topic")]

@@ -1,7 +1,8 @@
 """The root of every error canal-bridge raises on purpose.
 
     BridgeError
-    ├── ConfigError, config.InvalidConfig      a bad destinations.yaml, every problem with its path
+    ├── ConfigError, config.InvalidConfig      a bad destinations.yaml, every problem with its path;
+    │   └── config.rules.RuleSyntaxError       a malformed routing rule or policy
     ├── parse.ParseError
     │   ├── SourceUnreachable                  network, closed port, replica id in use (retried)
     │   ├── SourceMisconfigured                binlog off, not ROW, not FULL image, same server_id

@@ -53,7 +53,7 @@ def records_both_ways(
     entries: Sequence[Entry], builder: RecordBuilder | None = None
 ) -> tuple[list[OutgoingRecord], list[OutgoingRecord], CountingCompiled]:
     """``(pure-Python records, compiled records, what the compiled path did)`` of a batch."""
-    builder = builder or MqConfig(topic="t").record_builder()
+    builder = builder or RecordBuilder.from_config(MqConfig(topic="t"))
     counting = CountingCompiled(compiled_module())
     saved = native.module
     try:
@@ -87,7 +87,9 @@ def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
     compare; ``tests/unit/mq/test_native_records.py`` then reports it as skipped."""
     if native.module is None:
         return
-    roomy = MqConfig(topic="t").record_builder(max_record_bytes=1 << 30)  # megabyte blobs
+    roomy = RecordBuilder.from_config(
+        MqConfig(topic="t"), max_record_bytes=1 << 30
+    )  # megabyte blobs
     python, compiled, counting = records_both_ways(entries, roomy)
     assert compiled == python
     assert counting.written == len(entries) and counting.declined == 0

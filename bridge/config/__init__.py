@@ -1,12 +1,15 @@
 """canal-bridge's configuration: ``destinations.yaml`` loaded into frozen pydantic models.
 
 ``loading`` reads, interpolates and validates the file (every problem listed, with its path);
-``models`` holds the models; ``fields`` the value checks they share.
+``models`` holds the models; ``fields`` the value checks they share; ``rules`` canal's rule
+syntax (routing rules, DDL and oversize policies). A leaf: it imports nothing else of bridge
+but ``bridge.exceptions``, so every layer can read it.
 """
 
 from bridge.config.fields import ProducerValue, split_address
 from bridge.config.loading import InvalidConfig, load_config, parse_config
 from bridge.config.models import (
+    DEFAULT_MAX_RECORD_BYTES,
     AdminConfig,
     BridgeConfig,
     DestinationConfig,
@@ -24,6 +27,7 @@ from bridge.config.models import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_RECORD_BYTES",
     "AdminConfig",
     "BridgeConfig",
     "DestinationConfig",

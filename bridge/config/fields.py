@@ -11,8 +11,7 @@ from pydantic import (
     AfterValidator,
 )
 
-from bridge.mq.exceptions import RuleSyntaxError
-from bridge.mq.rules import NamePattern
+from bridge.config.rules import NamePattern, RuleSyntaxError
 
 T = TypeVar("T")
 

@@ -29,8 +29,16 @@ from bridge.config.fields import (
     time_zone_name,
     topic_name,
 )
-from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, DdlPolicy, OversizePolicy, RecordBuilder
-from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
+from bridge.config.rules import (
+    DdlPolicy,
+    OversizePolicy,
+    parse_dynamic_topic,
+    parse_partition_counts,
+    parse_partition_hash,
+)
+
+# librdkafka's default message.max.bytes: the record size limit unless the producer sets one.
+DEFAULT_MAX_RECORD_BYTES = 1_000_000
 
 
 class _Model(BaseModel):
@@ -221,15 +229,13 @@ class StoreConfig(_Model):
 
 class MqConfig(_Model):
     topic: Topic
-    dynamic_topic: Annotated[str, AfterValidator(rules(lambda r: CanalTopicRouter("x", r)))] = ""
+    dynamic_topic: Annotated[str, AfterValidator(rules(parse_dynamic_topic))] = ""
     partitions: int = Field(default=1, ge=1)
     partition: int = Field(
         default=0, ge=0, description="fixed partition when partition_hash is empty"
     )
-    partition_hash: Annotated[str, AfterValidator(rules(CanalPartitionRouter))] = ""
-    dynamic_topic_partitions: Annotated[
-        str, AfterValidator(rules(lambda r: TopicPartitions(1, r)))
-    ] = ""
+    partition_hash: Annotated[str, AfterValidator(rules(parse_partition_hash))] = ""
+    dynamic_topic_partitions: Annotated[str, AfterValidator(rules(parse_partition_counts))] = ""
     database_hash: bool = True
     flat_message: bool = True
     ddl: Annotated[str, AfterValidator(rules(DdlPolicy.parse))] = "inline"
@@ -254,28 +260,6 @@ class MqConfig(_Model):
         if self.partition >= self.partitions:
             raise ValueError(f"partition {self.partition} must be < partitions {self.partitions}")
         return self
-
-    def topic_router(self) -> CanalTopicRouter:
-        return CanalTopicRouter(self.topic, self.dynamic_topic)
-
-    def partition_router(self) -> CanalPartitionRouter:
-        return CanalPartitionRouter(
-            self.partition_hash, database_hash=self.database_hash, fixed_partition=self.partition
-        )
-
-    def topic_partitions(self) -> TopicPartitions:
-        return TopicPartitions(self.partitions, self.dynamic_topic_partitions)
-
-    def record_builder(self, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> RecordBuilder:
-        """Everything the MQ worker needs to turn batches into records."""
-        return RecordBuilder(
-            self.topic_router(),
-            self.partition_router(),
-            self.topic_partitions(),
-            DdlPolicy.parse(self.ddl),
-            OversizePolicy.parse(self.oversize),
-            max_record_bytes,
-        )
 
 
 class DestinationConfig(_Model):

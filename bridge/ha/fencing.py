@@ -47,7 +47,7 @@ from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
 from bridge.mq.exceptions import DeliveryCancelled
 from bridge.mq.producer import KafkaProducer, RecordSender
-from bridge.mq.records import OutgoingRecord
+from bridge.mq.records import OutgoingRecord, RecordBuilder
 from bridge.mq.worker import MqWorker, WorkerSettings
 
 log = logging.getLogger(__name__)
@@ -271,7 +271,7 @@ def fenced_worker(
     return MqWorker(
         ClientIdentity(destination.name, settings.client_id),
         FencedService(service, fence),
-        destination.mq.record_builder(kafka.max_message_bytes),
+        RecordBuilder.from_config(destination.mq, kafka.max_message_bytes),
         FencedSender(producer, fence, destination.name, node_address),
         settings,
     )

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from bridge import native
-from bridge.config import DestinationConfig
+from bridge.config import DEFAULT_MAX_RECORD_BYTES, DestinationConfig
 from bridge.entry import Entry, EntryType
 from bridge.instance.exceptions import InstanceFailed
 from bridge.instance.log_position import (
@@ -26,7 +26,7 @@ from bridge.instance.log_position import (
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
 from bridge.meta.base import MQ_CLIENT_ID
-from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, RECORD_OVERHEAD, render_rows
+from bridge.mq.records import RECORD_OVERHEAD, render_rows
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
     BinlogPurged,

@@ -8,7 +8,6 @@ from bridge.mq.exceptions import (
     MqError,
     ProducerSetupFailed,
     RecordTooLarge,
-    RuleSyntaxError,
     TopicLookupFailed,
 )
 from bridge.mq.flat_message import (
@@ -20,9 +19,7 @@ from bridge.mq.flat_message import (
 )
 from bridge.mq.producer import KafkaProducer, RecordSender, TopicInspector, connection_settings
 from bridge.mq.records import (
-    DdlPolicy,
     OutgoingRecord,
-    OversizePolicy,
     RecordBuilder,
     binlog_headers,
     message_key,
@@ -30,7 +27,6 @@ from bridge.mq.records import (
 from bridge.mq.routing import (
     CanalPartitionRouter,
     CanalTopicRouter,
-    HashRule,
     PartitionRouter,
     TopicPartitions,
     TopicRouter,
@@ -45,22 +41,18 @@ __all__ = [
     "BrokerRejectedTooLarge",
     "CanalPartitionRouter",
     "CanalTopicRouter",
-    "DdlPolicy",
     "DeliveryCancelled",
     "DeliveryFailed",
     "FlatMessage",
-    "HashRule",
     "KafkaProducer",
     "MqError",
     "MqWorker",
     "OutgoingRecord",
-    "OversizePolicy",
     "PartitionRouter",
     "ProducerSetupFailed",
     "RecordBuilder",
     "RecordSender",
     "RecordTooLarge",
-    "RuleSyntaxError",
     "SourcedMessage",
     "TopicInspector",
     "TopicLookupFailed",

@@ -1,4 +1,5 @@
-"""Errors of the MQ layer (routing rules, message building, record sizes, delivery)."""
+"""Errors of the MQ layer (message building, record sizes, delivery); a malformed routing
+rule is a config error (``bridge.config.rules.RuleSyntaxError``)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,6 @@ from bridge.exceptions import BridgeError
 
 class MqError(BridgeError):
     """Base class of every error raised by ``bridge.mq``."""
-
-
-class RuleSyntaxError(MqError):
-    """A routing rule (dynamic topic, partition hash, topic partitions, ddl, oversize) is malformed.
-
-    Raised when rules are compiled, so a bad rule fails at config load, never mid-stream.
-    """
-
-    def __init__(self, rule: str, reason: str) -> None:
-        super().__init__(f"{reason} (in rule {rule!r})")
-        self.rule = rule
-        self.reason = reason
 
 
 class RecordTooLarge(MqError):

@@ -18,13 +18,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 # ConfigResource is public in confluent_kafka.admin; its stubs do not re-export it.
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
+from bridge.config import DEFAULT_MAX_RECORD_BYTES, KafkaConfig, ProducerValue
 from bridge.mq.exceptions import (
     BrokerRejectedTooLarge,
     DeliveryCancelled,
@@ -34,11 +35,7 @@ from bridge.mq.exceptions import (
     RecordTooLarge,
     TopicLookupFailed,
 )
-from bridge.mq.records import DEFAULT_MAX_RECORD_BYTES, OutgoingRecord
-
-if TYPE_CHECKING:
-    # Type-only: bridge.config imports bridge.mq (its rules and policies).
-    from bridge.config import KafkaConfig, ProducerValue
+from bridge.mq.records import OutgoingRecord
 
 log = logging.getLogger(__name__)
 # librdkafka's own log lines (forwarded by confluent-kafka with Python levels).

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
 
 import orjson
 
 from bridge import native
+from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
+from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.construct import slotted_constructor
 from bridge.entry import (
     Entry,
@@ -24,7 +25,7 @@ from bridge.entry import (
     RowChange,
     RowData,
 )
-from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit, RuleSyntaxError
+from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit
 from bridge.mq.flat_message import (
     SKIPPED_ENTRY_TYPES,
     FlatMessage,
@@ -33,7 +34,14 @@ from bridge.mq.flat_message import (
     partition_message,
     split_rows,
 )
-from bridge.mq.routing import PartitionRouter, TopicPartitions, TopicRouter, record_key
+from bridge.mq.routing import (
+    CanalPartitionRouter,
+    CanalTopicRouter,
+    PartitionRouter,
+    TopicPartitions,
+    TopicRouter,
+    record_key,
+)
 
 # Headers every record carries: where the change comes from in the source's binlog.
 HEADER_FILE = "binlog.file"
@@ -43,8 +51,6 @@ HEADER_GTID = "binlog.gtid"
 
 # Room left in a record for Kafka's own framing (record batch header, varints, ...).
 RECORD_OVERHEAD = 256
-# librdkafka's default message.max.bytes.
-DEFAULT_MAX_RECORD_BYTES = 1_000_000
 
 # Row change kinds as the compiled path numbers and names them.
 _NATIVE_KINDS = {
@@ -71,47 +77,6 @@ class OutgoingRecord:
 
 # Positional, without the frozen dataclass __init__: one record per rows event.
 _new_record = slotted_constructor(OutgoingRecord)
-
-
-@dataclass(frozen=True, slots=True)
-class DdlPolicy:
-    """Where DDL goes: ``inline`` (its table's topic, canal: partition 0), ``topic:<name>``
-    (partition 0 of a dedicated topic) or ``skip``."""
-
-    mode: Literal["inline", "topic", "skip"] = "inline"
-    topic: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> DdlPolicy:
-        text = text.strip()
-        if text == "inline":
-            return cls(mode="inline")
-        if text == "skip":
-            return cls(mode="skip")
-        if text.startswith("topic:") and text[6:].strip():
-            return cls(mode="topic", topic=text[6:].strip())
-        raise RuleSyntaxError(text, "expected 'inline', 'skip' or 'topic:<name>'")
-
-
-@dataclass(frozen=True, slots=True)
-class OversizePolicy:
-    """What to do with a record over the size limit: ``fail`` (stop, say why), ``split``
-    (rows over several records) or ``dead_letter:<topic>`` (send a row-less notice there)."""
-
-    mode: Literal["fail", "split", "dead_letter"] = "fail"
-    topic: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> OversizePolicy:
-        text = text.strip()
-        if text == "fail":
-            return cls(mode="fail")
-        if text == "split":
-            return cls(mode="split")
-        prefix = "dead_letter:"
-        if text.startswith(prefix) and text[len(prefix) :].strip():
-            return cls(mode="dead_letter", topic=text[len(prefix) :].strip())
-        raise RuleSyntaxError(text, "expected 'fail', 'split' or 'dead_letter:<topic>'")
 
 
 def message_key(message: FlatMessage) -> bytes:
@@ -150,12 +115,28 @@ class RecordBuilder:
     topics: TopicRouter
     partitions: PartitionRouter
     partition_counts: TopicPartitions
-    ddl: DdlPolicy = DdlPolicy()
-    oversize: OversizePolicy = OversizePolicy()
+    ddl: DdlPolicy = field(default_factory=DdlPolicy)
+    oversize: OversizePolicy = field(default_factory=OversizePolicy)
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     _routes: dict[tuple[str, str], tuple[str, int] | None] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+
+    @classmethod
+    def from_config(
+        cls, mq: MqConfig, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    ) -> RecordBuilder:
+        """Everything a destination's MQ worker needs to turn batches into records."""
+        return cls(
+            CanalTopicRouter(mq.topic, mq.dynamic_topic),
+            CanalPartitionRouter(
+                mq.partition_hash, database_hash=mq.database_hash, fixed_partition=mq.partition
+            ),
+            TopicPartitions(mq.partitions, mq.dynamic_topic_partitions),
+            DdlPolicy.parse(mq.ddl),
+            OversizePolicy.parse(mq.oversize),
+            max_record_bytes,
+        )
 
     def build(self, entries: Iterable[Entry], batch_id: int, ts: int) -> list[OutgoingRecord]:
         """All records of one batch, in batch order (then ascending partition per message).

@@ -22,13 +22,17 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import orjson
 
-from bridge.mq.exceptions import RuleSyntaxError
-from bridge.mq.rules import NamePattern, split_rules
+from bridge.config.rules import (
+    HashRule,
+    RuleSyntaxError,
+    parse_dynamic_topic,
+    parse_partition_counts,
+    parse_partition_hash,
+)
 
 Row = Mapping[str, str | None]
 
@@ -78,31 +82,13 @@ class PartitionRouter(Protocol):
     ) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _TopicItem:
-    topic: str | None  # None: a bare pattern, the matched name is the topic
-    pattern: NamePattern
-    on_table: bool  # a regex with a literal "\." is tested against schema.table only
-
-
 class CanalTopicRouter:
     """canal's ``canal.mq.topic`` + ``canal.mq.dynamicTopic``; results are cached per table."""
 
     def __init__(self, topic: str, dynamic_topic: str = "") -> None:
         self.static_topic = topic
-        self._items = [self._parse(item) for item in split_rules(dynamic_topic)]
+        self._items = parse_dynamic_topic(dynamic_topic)
         self._cache: dict[tuple[str, str], str] = {}
-
-    @staticmethod
-    def _parse(item: str) -> _TopicItem:
-        topic: str | None = None
-        pattern = item
-        if ":" in item:
-            topic, pattern = (part.strip() for part in item.split(":", 1))
-            if not topic:
-                raise RuleSyntaxError(item, "empty topic name before ':'")
-        compiled = NamePattern.compile(pattern, item)
-        return _TopicItem(topic, compiled, compiled.is_regex and "\\." in pattern)
 
     def __repr__(self) -> str:
         rules = ";".join(
@@ -142,24 +128,13 @@ class CanalTopicRouter:
 
 
 class TopicPartitions:
-    """Partition count per topic: ``canal.mq.dynamicTopicPartitionNum`` over ``partitionsNum``.
-
-    canal silently ignores malformed items (no ``:``, non-numeric count); we reject them.
-    """
+    """Partition count per topic: ``canal.mq.dynamicTopicPartitionNum`` over ``partitionsNum``."""
 
     def __init__(self, default: int, rules: str = "") -> None:
         if default < 1:
             raise RuleSyntaxError(str(default), "partition count must be >= 1")
         self.default = default
-        self._items: list[tuple[NamePattern, int]] = []
-        for item in split_rules(rules):
-            cut = item.rfind(":")
-            if cut <= 0:
-                raise RuleSyntaxError(item, "expected 'topic-pattern:count'")
-            count = item[cut + 1 :].strip()
-            if not count.isdigit() or int(count) < 1:
-                raise RuleSyntaxError(item, "the partition count must be an integer >= 1")
-            self._items.append((NamePattern.compile(item[:cut].strip(), item), int(count)))
+        self._items = parse_partition_counts(rules)
         self._cache: dict[str, int] = {}
 
     def __repr__(self) -> str:
@@ -174,15 +149,6 @@ class TopicPartitions:
         return count
 
 
-@dataclass(frozen=True, slots=True)
-class HashRule:
-    """What a matched partition-hash rule hashes: the table, the primary key or named columns."""
-
-    by_table: bool = False
-    by_pk: bool = False
-    columns: tuple[str, ...] = ()
-
-
 class CanalPartitionRouter:
     """canal's ``canal.mq.partitionHash`` (+ ``canal.mq.partition`` when no hash is configured).
 
@@ -194,29 +160,10 @@ class CanalPartitionRouter:
     def __init__(
         self, partition_hash: str = "", *, database_hash: bool = True, fixed_partition: int = 0
     ) -> None:
-        self._rules = [self._parse(item) for item in split_rules(partition_hash)]
+        self._rules = parse_partition_hash(partition_hash)
         self.database_hash = database_hash
         self.fixed_partition = fixed_partition
         self._cache: dict[tuple[str, str], HashRule | None] = {}
-
-    @staticmethod
-    def _parse(item: str) -> tuple[NamePattern, HashRule]:
-        cut = item.rfind(":")
-        if cut == 0:
-            raise RuleSyntaxError(item, "empty table pattern before ':'")
-        if cut < 0:
-            return NamePattern.compile(item, item), HashRule(by_table=True)
-        keys = item[cut + 1 :].strip()
-        pattern = NamePattern.compile(item[:cut].strip(), item)
-        if keys.lower() == "$pk$":
-            return pattern, HashRule(by_pk=True)
-        columns: list[str] = []
-        for column in (part.strip() for part in keys.split("^")):
-            if column and column.lower() not in (c.lower() for c in columns):
-                columns.append(column)
-        if not columns:
-            raise RuleSyntaxError(item, "no key columns after ':' (use c1^c2 or $pk$)")
-        return pattern, HashRule(columns=tuple(columns))
 
     def __repr__(self) -> str:
         return (

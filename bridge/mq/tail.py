@@ -11,16 +11,14 @@ import threading
 import time
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import orjson
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaException, TopicPartition
 
+from bridge.config import KafkaConfig
 from bridge.mq.exceptions import MqError, TopicLookupFailed
 from bridge.mq.producer import LibrdkafkaLog, connection_settings, masked
-
-if TYPE_CHECKING:
-    from bridge.config import KafkaConfig
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from bridge.backoff import Backoff
+from bridge.config import DestinationConfig, KafkaConfig
 from bridge.entry import Entry
+from bridge.meta import ClientIdentity
 from bridge.meta.base import MQ_CLIENT_ID
 from bridge.mq.exceptions import DeliveryCancelled, DeliveryFailed
 from bridge.mq.producer import KafkaProducer, RecordSender
@@ -23,10 +25,9 @@ from bridge.mq.records import OutgoingRecord, RecordBuilder
 from bridge.position import EntryPosition, position_of
 
 if TYPE_CHECKING:
-    # Type-only: bridge.config imports bridge.mq, and bridge.instance may grow to import config.
-    from bridge.config import DestinationConfig, KafkaConfig
+    # Type-only while bridge.instance imports bridge.mq (the record renderer it hands its
+    # binlog reader); goes when the renderer is injected.
     from bridge.instance.api import CanalService, Message
-    from bridge.meta import ClientIdentity
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +165,7 @@ class MqWorker:
         return cls(
             ClientIdentity(destination.name, settings.client_id),
             service,
-            destination.mq.record_builder(kafka.max_message_bytes),
+            RecordBuilder.from_config(destination.mq, kafka.max_message_bytes),
             KafkaProducer(kafka, client_id=f"canal-bridge-{destination.name}"),
             settings,
         )

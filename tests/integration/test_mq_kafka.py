@@ -23,6 +23,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from bridge.config import DestinationConfig, KafkaConfig
+from bridge.config.rules import OversizePolicy
 from bridge.entry import Entry, EventType, RowData
 from bridge.meta import ClientIdentity
 from bridge.mq import (
@@ -31,7 +32,6 @@ from bridge.mq import (
     CanalTopicRouter,
     KafkaProducer,
     MqWorker,
-    OversizePolicy,
     RecordBuilder,
     RecordTooLarge,
     TopicInspector,

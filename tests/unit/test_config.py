@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from bridge.config import BridgeConfig, InvalidConfig, load_config, parse_config, split_address
 from bridge.exceptions import ConfigError
-from bridge.mq import RecordBuilder
+from bridge.mq.records import RecordBuilder
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-Pa55"
@@ -474,7 +474,7 @@ def test_mq_record_builder_wiring() -> None:
         },
     )
     mq = parse_config(data, environ={}).destinations[0].mq
-    builder = mq.record_builder(5000)
+    builder = RecordBuilder.from_config(mq, 5000)
     assert isinstance(builder, RecordBuilder)
     assert (builder.ddl.mode, builder.oversize.mode, builder.max_record_bytes) == (
         "skip",

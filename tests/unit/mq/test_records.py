@@ -5,15 +5,13 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from bridge.config.rules import DdlPolicy, OversizePolicy, RuleSyntaxError
 from bridge.entry import EventType, RowData
 from bridge.mq import (
     CanalPartitionRouter,
     CanalTopicRouter,
-    DdlPolicy,
-    OversizePolicy,
     RecordBuilder,
     RecordTooLarge,
-    RuleSyntaxError,
     TopicPartitions,
     build_flat_messages,
     message_key,

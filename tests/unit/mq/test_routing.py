@@ -6,10 +6,10 @@ from typing import ClassVar
 
 import pytest
 
+from bridge.config.rules import RuleSyntaxError
 from bridge.mq import (
     CanalPartitionRouter,
     CanalTopicRouter,
-    RuleSyntaxError,
     TopicPartitions,
     java_string_hash,
     partition_of,
