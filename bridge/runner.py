@@ -25,7 +25,7 @@ from bridge.collector import tune_garbage_collector
 from bridge.config import BridgeConfig, DestinationConfig
 from bridge.instance import EmbeddedServer, Instance
 from bridge.logs import set_position_lookup
-from bridge.meta import FileMixedMetaManager, MemoryMetaManager, MetaManager
+from bridge.meta import MetaManager, build_meta_manager
 from bridge.mq.worker import MqWorker
 
 if TYPE_CHECKING:
@@ -37,13 +37,8 @@ SHUTDOWN_TIMEOUT_S = 30.0
 
 
 def build_meta(config: BridgeConfig, ha: HaNode | None = None) -> MetaManager:
-    if config.meta.store == "memory":
-        return MemoryMetaManager()
-    if config.meta.store == "zookeeper":
-        if ha is None:
-            raise ValueError("meta.store zookeeper needs the HA node (a zookeeper section)")
-        return ha.meta_manager()
-    return FileMixedMetaManager(MemoryMetaManager(), config.meta.dir, config.meta.flush_period_ms)
+    """The configured meta store; in HA mode with the node's ZooKeeper session and fence."""
+    return build_meta_manager(config.meta) if ha is None else ha.meta_manager()
 
 
 def build_instance(

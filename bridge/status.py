@@ -15,7 +15,7 @@ import pymysql
 from bridge.config import BridgeConfig, DestinationConfig
 from bridge.exceptions import BridgeError
 from bridge.meta import codec
-from bridge.meta.file_mixed import META_FILE
+from bridge.meta.file_store import META_FILE
 from bridge.parse.source import binlog_status, open_connection, translate_error
 from bridge.position import LogPosition
 

@@ -14,7 +14,7 @@ from bridge.ha.paths import ZkLayout
 from bridge.ha.registration import node_address
 from bridge.ha.session import ZkSession
 from bridge.instance.api import CanalService
-from bridge.meta import MemoryMetaManager, MetaManager, ZooKeeperMixedMetaManager
+from bridge.meta import MetaManager, StoreContext, build_meta_manager
 from bridge.mq.worker import MqWorker
 
 log = logging.getLogger(__name__)
@@ -69,14 +69,10 @@ class HaNode:
             self.session.stop()
 
     def meta_manager(self) -> MetaManager:
-        """The ZooKeeper meta store of one destination's instance, writing only while owned."""
-        return ZooKeeperMixedMetaManager(
-            MemoryMetaManager(),
-            self.session.client,
-            self.layout.root,
-            self.config.meta.flush_period_ms,
-            may_write=self.fence.holds,
-        )
+        """The meta manager of one destination's instance; with ``meta.store: zookeeper`` it
+        uses this process's session and writes cursors only while the fence holds."""
+        context = StoreContext(self.session.client, self.layout.root, may_write=self.fence.holds)
+        return build_meta_manager(self.config.meta, context)
 
     def worker(self, destination: DestinationConfig, service: CanalService) -> MqWorker:
         return fenced_worker(destination, self.config.kafka, service, self.fence, self.info.address)

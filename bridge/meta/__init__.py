@@ -1,6 +1,6 @@
 """Subscriptions, cursors and outstanding batches of clients (canal's meta module)."""
 
-from bridge.meta.base import ClientIdentity, MetaManager
+from bridge.meta.base import ClientCursor, ClientIdentity, CursorStore, MetaManager
 from bridge.meta.codec import (
     decode_entry_position,
     decode_log_position,
@@ -22,16 +22,21 @@ from bridge.meta.exceptions import (
     NotSubscribed,
     UnknownBatch,
 )
-from bridge.meta.file_mixed import FileMixedMetaManager
+from bridge.meta.factory import CURSOR_STORES, StoreContext, build_meta_manager
+from bridge.meta.file_store import FileCursorStore
 from bridge.meta.memory import MemoryMetaManager
-from bridge.meta.zookeeper_mixed import ZooKeeperMixedMetaManager
+from bridge.meta.persistent import PersistentMetaManager
+from bridge.meta.zookeeper_store import ZooKeeperCursorStore
 
 __all__ = [
+    "CURSOR_STORES",
     "BatchOutOfOrder",
+    "ClientCursor",
     "ClientIdentity",
     "CorruptCursor",
     "CorruptMetaFile",
-    "FileMixedMetaManager",
+    "CursorStore",
+    "FileCursorStore",
     "MemoryMetaManager",
     "MetaAlreadyStarted",
     "MetaCodecError",
@@ -41,8 +46,11 @@ __all__ = [
     "MetaStoreUnavailable",
     "MetaWriteFailed",
     "NotSubscribed",
+    "PersistentMetaManager",
+    "StoreContext",
     "UnknownBatch",
-    "ZooKeeperMixedMetaManager",
+    "ZooKeeperCursorStore",
+    "build_meta_manager",
     "decode_entry_position",
     "decode_log_position",
     "dumps_log_position",

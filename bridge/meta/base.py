@@ -1,7 +1,9 @@
-"""The meta manager interface (canal's CanalMetaManager) and the client identity it keys on."""
+"""The meta manager interface (canal's CanalMetaManager), the client identity it keys on, and
+the cursor store a persistent meta manager writes to."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -63,3 +65,50 @@ class MetaManager(Protocol):
     def list_all_batch_ids(self, client: ClientIdentity) -> list[int]: ...
 
     def clear_all_batches(self, client: ClientIdentity) -> None: ...
+
+
+# A subscribed client with its acked cursor (None before its first ack).
+ClientCursor = tuple[ClientIdentity, LogPosition | None]
+
+
+class CursorStore(Protocol):
+    """Where a persistent meta manager keeps each destination's subscriptions and acked cursors
+    (``bridge.meta.persistent.PersistentMetaManager`` wraps a memory manager around one; batches
+    never reach a store). Implementations: ``FileCursorStore`` (``meta.dat`` files) and
+    ``ZooKeeperCursorStore`` (canal's znodes).
+
+    Adding a cursor store = implement this protocol + register it: one entry in
+    ``bridge.meta.factory.CURSOR_STORES`` from the config's ``meta.store`` kind to a
+    constructor (and the kind in ``MetaConfig.store``'s ``Literal``). For example::
+
+        class DictCursorStore:
+            def __init__(self) -> None:
+                self.saved: dict[str, list[ClientCursor]] = {}
+
+            def open(self) -> list[str]:
+                return sorted(self.saved)
+
+            def load(self, destination: str) -> list[ClientCursor]:
+                return list(self.saved.get(destination, []))
+
+            def save(self, destination: str, cursors: Sequence[ClientCursor]) -> None:
+                self.saved[destination] = list(cursors)
+
+        CURSOR_STORES["dict"] = lambda config, context: DictCursorStore()
+
+    Failures raise a ``MetaError`` (``CorruptMetaFile``, ``MetaWriteFailed``,
+    ``MetaStoreUnavailable``, ...); a failed ``save`` is retried by the manager's next flush.
+    """
+
+    def open(self) -> list[str]:
+        """Get ready (called by the manager's ``start``) and name the destinations to load at
+        once, so that a damaged store fails the start; any other is loaded on first use."""
+        ...
+
+    def load(self, destination: str) -> list[ClientCursor]:
+        """The destination's subscribed clients with their cursors, as last saved."""
+        ...
+
+    def save(self, destination: str, cursors: Sequence[ClientCursor]) -> None:
+        """Make ``cursors`` the destination's whole state: clients missing from it are gone."""
+        ...

@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bridge.meta.base import ClientIdentity
+from bridge.meta.base import ClientCursor, ClientIdentity
 from bridge.meta.exceptions import MetaCodecError
 from bridge.position import EntryPosition, LogIdentity, LogPosition
 
@@ -131,8 +131,6 @@ def loads_log_position(data: bytes | str) -> LogPosition:
 
 
 # -- meta.dat (canal's FileMetaInstanceData) -------------------------------------------------
-
-ClientCursor = tuple[ClientIdentity, LogPosition | None]
 
 
 def encode_client_identity(client: ClientIdentity) -> JsonObject:

@@ -1,9 +1,8 @@
-"""What the file and ZooKeeper meta stores share: periodic flushing of changed keys, and
-outstanding batches kept in the wrapped manager.
+"""Periodic flushing of changed keys (the persistent meta manager's destinations).
 
-Changed keys (destinations, or clients) are marked dirty; a background thread writes them every
-period, and ``stop()`` writes what is left. A failed write keeps its key dirty for the next
-round, so a store that is briefly unreachable loses nothing that a later flush can write.
+Changed keys are marked dirty; a background thread writes them every period, and ``stop()``
+writes what is left. A failed write keeps its key dirty for the next round, so a store that is
+briefly unreachable loses nothing that a later flush can write.
 """
 
 from __future__ import annotations
@@ -11,78 +10,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
-from bridge.meta.base import ClientIdentity, MetaManager
 from bridge.meta.exceptions import MetaError
-from bridge.position import PositionRange
 
 log = logging.getLogger(__name__)
 
 K = TypeVar("K", bound=Hashable)
-
-
-class MixedMetaManager:
-    """What canal's mixed managers (file, ZooKeeper) share: outstanding batches stay in the
-    wrapped manager's memory, since a persistent store keeps cursors only, so those calls go
-    straight through; cursors are written by a ``PeriodicFlusher``, and stopping writes what
-    is left before the wrapped manager stops."""
-
-    _delegate: MetaManager
-    _flusher: PeriodicFlusher[Any]
-    _running: bool
-
-    def stop(self) -> None:
-        """Stop the flush thread, write what is dirty, stop the delegate (even if that fails)."""
-        if not self._running:
-            return
-        self._running = False
-        try:
-            self._flusher.stop()
-        finally:
-            self._delegate.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._running
-
-    @property
-    def flusher_alive(self) -> bool:
-        return self._flusher.alive
-
-    @property
-    def flush_period_ms(self) -> int:
-        return self._flusher.period_ms
-
-    @property
-    def last_flush_error(self) -> MetaError | None:
-        return self._flusher.last_error
-
-    def flush(self, *, raise_errors: bool = False) -> None:
-        """Write every changed key (destination, client) now; failed ones stay marked for the
-        next try."""
-        self._flusher.flush(raise_errors=raise_errors)
-
-    def add_batch(self, client: ClientIdentity, position_range: PositionRange) -> int:
-        return self._delegate.add_batch(client, position_range)
-
-    def get_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange | None:
-        return self._delegate.get_batch(client, batch_id)
-
-    def remove_batch(self, client: ClientIdentity, batch_id: int) -> PositionRange:
-        return self._delegate.remove_batch(client, batch_id)
-
-    def get_first_batch(self, client: ClientIdentity) -> PositionRange | None:
-        return self._delegate.get_first_batch(client)
-
-    def get_last_batch(self, client: ClientIdentity) -> PositionRange | None:
-        return self._delegate.get_last_batch(client)
-
-    def list_all_batch_ids(self, client: ClientIdentity) -> list[int]:
-        return self._delegate.list_all_batch_ids(client)
-
-    def clear_all_batches(self, client: ClientIdentity) -> None:
-        self._delegate.clear_all_batches(client)
 
 
 class PeriodicFlusher(Generic[K]):

@@ -1,9 +1,9 @@
-"""ZooKeeperMixedMetaManager: the MetaManager contract, plus canal's layout and JSON in
-ZooKeeper, flushes only when changed, reading back on takeover, and the write guard."""
+"""The ZooKeeper cursor store under the persistent meta manager: canal's layout and JSON in
+ZooKeeper, flushes only when changed, reading back on takeover, and the write guard. (The
+MetaManager contract runs against it in tests/unit/meta/test_contract.py.)"""
 
 from __future__ import annotations
 
-import inspect
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -17,22 +17,10 @@ from bridge.meta import (
     ClientIdentity,
     CorruptCursor,
     MemoryMetaManager,
-    MetaManager,
-    ZooKeeperMixedMetaManager,
+    PersistentMetaManager,
+    ZooKeeperCursorStore,
 )
-from tests.unit.meta import test_contract as contract
 from tests.unit.meta.helpers import pos
-
-# The contract suite, collected here once more with the ``meta`` fixture below.
-globals().update(
-    {
-        name: function
-        for name, function in vars(contract).items()
-        if name.startswith("test_")
-        and callable(function)
-        and "meta" in inspect.signature(function).parameters
-    }
-)
 
 A = ClientIdentity("example")
 FLUSH_MS = 50
@@ -44,13 +32,12 @@ def client(new_session: Callable[..., ZkSession]) -> KazooClient:
 
 
 @pytest.fixture
-def build(client: KazooClient, zk_root: str) -> Iterator[Callable[..., ZooKeeperMixedMetaManager]]:
-    managers: list[ZooKeeperMixedMetaManager] = []
+def build(client: KazooClient, zk_root: str) -> Iterator[Callable[..., PersistentMetaManager]]:
+    managers: list[PersistentMetaManager] = []
 
-    def make(**kw: Any) -> ZooKeeperMixedMetaManager:
-        manager = ZooKeeperMixedMetaManager(
-            MemoryMetaManager(), client, zk_root, flush_period_ms=FLUSH_MS, **kw
-        )
+    def make(**kw: Any) -> PersistentMetaManager:
+        store = ZooKeeperCursorStore(client, zk_root, **kw)
+        manager = PersistentMetaManager(MemoryMetaManager(), store, flush_period_ms=FLUSH_MS)
         managers.append(manager)
         return manager
 
@@ -59,15 +46,8 @@ def build(client: KazooClient, zk_root: str) -> Iterator[Callable[..., ZooKeeper
         manager.stop()
 
 
-@pytest.fixture
-def meta(build: Callable[..., ZooKeeperMixedMetaManager]) -> MetaManager:
-    manager = build()
-    manager.start()
-    return manager
-
-
 def test_cursor_lands_at_canals_path_in_canals_json(
-    build: Callable[..., ZooKeeperMixedMetaManager], client: KazooClient, zk_root: str
+    build: Callable[..., PersistentMetaManager], client: KazooClient, zk_root: str
 ) -> None:
     manager = build()
     manager.start()
@@ -90,7 +70,7 @@ def test_cursor_lands_at_canals_path_in_canals_json(
 
 
 def test_flushes_only_when_changed(
-    build: Callable[..., ZooKeeperMixedMetaManager], client: KazooClient, zk_root: str
+    build: Callable[..., PersistentMetaManager], client: KazooClient, zk_root: str
 ) -> None:
     manager = build()
     manager.start()
@@ -107,7 +87,7 @@ def test_flushes_only_when_changed(
 
 
 def test_a_new_owner_reads_subscriptions_cursors_and_filters_back(
-    build: Callable[..., ZooKeeperMixedMetaManager],
+    build: Callable[..., PersistentMetaManager],
 ) -> None:
     first = build()
     first.start()
@@ -126,7 +106,7 @@ def test_a_new_owner_reads_subscriptions_cursors_and_filters_back(
 
 
 def test_reads_a_cursor_canal_wrote(
-    build: Callable[..., ZooKeeperMixedMetaManager], client: KazooClient, zk_root: str
+    build: Callable[..., PersistentMetaManager], client: KazooClient, zk_root: str
 ) -> None:
     canal_json = (
         b'{"@type":"com.alibaba.otter.canal.protocol.position.LogPosition","identity":'
@@ -144,7 +124,7 @@ def test_reads_a_cursor_canal_wrote(
 
 
 def test_a_corrupt_cursor_is_reported_not_reset(
-    build: Callable[..., ZooKeeperMixedMetaManager], client: KazooClient, zk_root: str
+    build: Callable[..., PersistentMetaManager], client: KazooClient, zk_root: str
 ) -> None:
     client.create(f"{zk_root}/destinations/example/1001/cursor", b"{oops", makepath=True)
     manager = build()
@@ -154,7 +134,7 @@ def test_a_corrupt_cursor_is_reported_not_reset(
 
 
 def test_nothing_is_written_without_the_right_to(
-    build: Callable[..., ZooKeeperMixedMetaManager], client: KazooClient, zk_root: str
+    build: Callable[..., PersistentMetaManager], client: KazooClient, zk_root: str
 ) -> None:
     allowed = {"example": True}
     manager = build(may_write=lambda d: allowed[d])
@@ -169,3 +149,45 @@ def test_nothing_is_written_without_the_right_to(
     manager.stop()  # the final flush is refused quietly, not raised
     written = json.loads(client.get(path)[0])
     assert written["postion"]["position"] == 10
+
+
+def test_subscription_nodes_follow_subscribe_filter_and_unsubscribe(
+    build: Callable[..., PersistentMetaManager], client: KazooClient, zk_root: str
+) -> None:
+    manager = build()
+    manager.start()
+    node = f"{zk_root}/destinations/example/1002"
+    manager.subscribe(ClientIdentity("example", 1002, r"shop\..*"))
+    assert client.get(f"{node}/filter")[0] == rb"shop\..*"
+    manager.subscribe(ClientIdentity("example", 1002))
+    assert client.exists(node) and not client.exists(f"{node}/filter")
+    manager.update_cursor(ClientIdentity("example", 1002), pos(5))
+    manager.flush()
+    assert client.exists(f"{node}/cursor")
+    manager.unsubscribe(ClientIdentity("example", 1002))
+    assert not client.exists(node)
+
+
+def test_only_the_changed_cursor_of_a_destination_is_rewritten(
+    build: Callable[..., PersistentMetaManager], client: KazooClient, zk_root: str
+) -> None:
+    manager = build()
+    manager.start()
+    other = ClientIdentity("example", 1002)
+    manager.subscribe(A)
+    manager.subscribe(other)
+    manager.update_cursor(A, pos(1))
+    manager.update_cursor(other, pos(1))
+    manager.flush()
+    path = f"{zk_root}/destinations/example/1002/cursor"
+    version = client.get(path)[1].version
+    manager.update_cursor(A, pos(2))
+    manager.update_cursor(other, pos(1))  # the same cursor again
+    manager.flush()
+    assert client.get(path)[1].version == version
+    assert (
+        json.loads(client.get(f"{zk_root}/destinations/example/1001/cursor")[0])["postion"][
+            "position"
+        ]
+        == 2
+    )

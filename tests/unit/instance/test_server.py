@@ -15,9 +15,10 @@ from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.instance import EmbeddedServer, Instance, InstanceFailed, mq_client
 from bridge.meta import (
     BatchOutOfOrder,
-    FileMixedMetaManager,
+    FileCursorStore,
     MemoryMetaManager,
     MetaManager,
+    PersistentMetaManager,
     UnknownBatch,
 )
 from bridge.parse.exceptions import SourceMisconfigured
@@ -160,12 +161,15 @@ def test_rollback_then_get_returns_the_same_entries(script: list[Entry]) -> None
 def test_restart_resumes_after_the_last_acked_transaction(
     script: list[Entry], tmp_path: Path
 ) -> None:
-    server = serve(ScriptedParser(script), FileMixedMetaManager(MemoryMetaManager(), tmp_path))
+    server = serve(
+        ScriptedParser(script),
+        PersistentMetaManager(MemoryMetaManager(), FileCursorStore(tmp_path)),
+    )
     batch = server.get_without_ack(CLIENT, 10, 2.0)  # transactions 1 and 2 whole, 3 begun
     server.ack(CLIENT, batch.batch_id)
     server.stop_all()
     parser = ScriptedParser(script)
-    server = serve(parser, FileMixedMetaManager(MemoryMetaManager(), tmp_path))
+    server = serve(parser, PersistentMetaManager(MemoryMetaManager(), FileCursorStore(tmp_path)))
     try:
         resumed = server.get_without_ack(CLIENT, 10, 2.0)
         assert parser.starts[0].position == 904

@@ -1,43 +1,97 @@
-"""The MetaManager contract, run against every implementation."""
+"""The MetaManager contract, run against the memory manager and every registered cursor store
+(built by the factory, as the runner and HA build them). The ZooKeeper case needs the real
+ZooKeeper (``services`` marker)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
+from bridge.config import MetaConfig
 from bridge.meta import (
+    CURSOR_STORES,
     BatchOutOfOrder,
+    ClientCursor,
     ClientIdentity,
-    FileMixedMetaManager,
     MemoryMetaManager,
     MetaAlreadyStarted,
     MetaManager,
     MetaNotRunning,
     NotSubscribed,
+    PersistentMetaManager,
+    StoreContext,
     UnknownBatch,
+    build_meta_manager,
 )
-from tests.unit.meta.helpers import pos, span
+from tests.unit.meta.helpers import pos, scratch_zookeeper, span
 
 A = ClientIdentity("example")
 B = ClientIdentity("example", 1002)
 OTHER = ClientIdentity("other")
 
 
-def _build(kind: str, tmp_path: Path) -> MetaManager:
-    if kind == "memory":
-        return MemoryMetaManager()
-    return FileMixedMetaManager(MemoryMetaManager(), tmp_path / "meta", flush_period_ms=50)
+class DictCursorStore:
+    """The example of ``CursorStore``'s docstring: implemented and registered, nothing else."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, list[ClientCursor]] = {}
+
+    def open(self) -> list[str]:
+        return sorted(self.saved)
+
+    def load(self, destination: str) -> list[ClientCursor]:
+        return list(self.saved.get(destination, []))
+
+    def save(self, destination: str, cursors: Sequence[ClientCursor]) -> None:
+        self.saved[destination] = list(cursors)
 
 
-@pytest.fixture(params=["memory", "file"])
-def meta(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetaManager]:
-    manager = _build(request.param, tmp_path)
+KINDS = [
+    pytest.param(kind, marks=[pytest.mark.services] if kind == "zookeeper" else [])
+    for kind in ["memory", *CURSOR_STORES, "dict"]
+]
+
+
+@pytest.fixture(params=KINDS)
+def make_meta(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[], MetaManager]]:
+    """Builds unstarted managers of one kind through ``build_meta_manager``."""
+    kind: str = request.param
+    with ExitStack() as stack:
+        context = StoreContext()
+        if kind == "zookeeper":
+            client, root = stack.enter_context(
+                scratch_zookeeper(request.getfixturevalue("zookeeper_hosts"))
+            )
+            context = StoreContext(client, root)
+        if kind == "dict":
+            monkeypatch.setitem(CURSOR_STORES, "dict", lambda config, context: DictCursorStore())
+        config = MetaConfig.model_construct(store=kind, dir=tmp_path / "meta", flush_period_ms=50)
+        managers: list[MetaManager] = []
+
+        def make() -> MetaManager:
+            manager = build_meta_manager(config, context)
+            assert isinstance(
+                manager, MemoryMetaManager if kind == "memory" else PersistentMetaManager
+            )
+            managers.append(manager)
+            return manager
+
+        yield make
+        for manager in managers:
+            manager.stop()
+
+
+@pytest.fixture
+def meta(make_meta: Callable[[], MetaManager]) -> MetaManager:
+    manager = make_meta()
     manager.start()
-    yield manager
-    manager.stop()
+    return manager
 
 
 # -- lifecycle -----------------------------------------------------------------------------
@@ -49,9 +103,8 @@ def test_double_start_raises(meta: MetaManager) -> None:
         meta.start()
 
 
-@pytest.mark.parametrize("kind", ["memory", "file"])
-def test_operations_refused_when_not_running(kind: str, tmp_path: Path) -> None:
-    manager = _build(kind, tmp_path)
+def test_operations_refused_when_not_running(make_meta: Callable[[], MetaManager]) -> None:
+    manager = make_meta()
     assert not manager.running
     with pytest.raises(MetaNotRunning):
         manager.subscribe(A)

@@ -1,4 +1,5 @@
-"""FileMixedMetaManager: persistence, periodic flushing, atomic writes, corrupt files."""
+"""The file cursor store under the persistent meta manager: persistence, periodic flushing,
+atomic writes, corrupt files."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ import pytest
 from bridge.meta import (
     ClientIdentity,
     CorruptMetaFile,
-    FileMixedMetaManager,
+    FileCursorStore,
     MemoryMetaManager,
     MetaError,
     MetaWriteFailed,
-    file_mixed,
+    PersistentMetaManager,
+    file_store,
     files,
 )
 from tests.unit.meta.helpers import pos, span
@@ -29,8 +31,10 @@ A = ClientIdentity("example", 1001, r"shop\..*")
 OTHER = ClientIdentity("other")
 
 
-def _manager(directory: Path, period_ms: int = 60_000) -> FileMixedMetaManager:
-    return FileMixedMetaManager(MemoryMetaManager(), directory, flush_period_ms=period_ms)
+def _manager(directory: Path, period_ms: int = 60_000) -> PersistentMetaManager:
+    return PersistentMetaManager(
+        MemoryMetaManager(), FileCursorStore(directory), flush_period_ms=period_ms
+    )
 
 
 @pytest.fixture
@@ -53,7 +57,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 
 @pytest.fixture
-def manager(directory: Path) -> Iterator[FileMixedMetaManager]:
+def manager(directory: Path) -> Iterator[PersistentMetaManager]:
     m = _manager(directory)
     m.start()
     yield m
@@ -95,12 +99,12 @@ def test_cursor_and_subscription_survive_restart(directory: Path) -> None:
         second.stop()
 
 
-def test_file_layout_and_content(manager: FileMixedMetaManager, directory: Path) -> None:
+def test_file_layout_and_content(manager: PersistentMetaManager, directory: Path) -> None:
     manager.subscribe(A)
     manager.update_cursor(A, pos(4))
     manager.flush()
     path = directory / "example" / "meta.dat"
-    assert manager.meta_file("example") == path
+    assert FileCursorStore(directory).meta_file("example") == path
     document = json.loads(path.read_bytes())
     assert document["destination"] == "example"
     (data,) = document["clientDatas"]
@@ -109,7 +113,7 @@ def test_file_layout_and_content(manager: FileMixedMetaManager, directory: Path)
     assert data["cursor"]["identity"]["slaveId"] == 1234
 
 
-def test_subscribe_is_written_at_once(manager: FileMixedMetaManager, directory: Path) -> None:
+def test_subscribe_is_written_at_once(manager: PersistentMetaManager, directory: Path) -> None:
     manager.subscribe(A)
     assert (directory / "example" / "meta.dat").exists()
     manager.unsubscribe(A)
@@ -134,7 +138,7 @@ def test_unsubscribed_client_is_gone_after_restart(directory: Path) -> None:
 
 
 def test_only_changed_destinations_are_written(
-    manager: FileMixedMetaManager, writes: list[Path], directory: Path
+    manager: PersistentMetaManager, writes: list[Path], directory: Path
 ) -> None:
     manager.subscribe(A)
     manager.subscribe(OTHER)
@@ -218,7 +222,7 @@ def test_failed_periodic_write_is_retried_and_stop_raises(
 
 
 def test_write_recovers_after_failure(
-    manager: FileMixedMetaManager, directory: Path, monkeypatch: pytest.MonkeyPatch
+    manager: PersistentMetaManager, directory: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager.subscribe(A)
     real = files.write_atomic
@@ -292,7 +296,7 @@ def test_corrupt_meta_file_is_a_clear_error(
         content = path.read_bytes()[: len(path.read_bytes()) // 2]
     path.write_bytes(content)
     delegate = MemoryMetaManager()
-    m = FileMixedMetaManager(delegate, directory)
+    m = PersistentMetaManager(delegate, FileCursorStore(directory))
     with pytest.raises(CorruptMetaFile) as info:
         m.start()
     message = str(info.value)
@@ -323,10 +327,10 @@ def test_crash_before_rename_keeps_the_old_file(
 _WRITER = """
 import sys
 from pathlib import Path
-from bridge.meta import ClientIdentity, MemoryMetaManager
-from bridge.meta.file_mixed import FileMixedMetaManager
+from bridge.meta import ClientIdentity, FileCursorStore, MemoryMetaManager, PersistentMetaManager
 from bridge.position import EntryPosition, LogIdentity, LogPosition
-m = FileMixedMetaManager(MemoryMetaManager(), Path(sys.argv[1]), flush_period_ms=1)
+store = FileCursorStore(Path(sys.argv[1]))
+m = PersistentMetaManager(MemoryMetaManager(), store, flush_period_ms=1)
 m.start()
 client = ClientIdentity("example")
 m.subscribe(client)
@@ -370,7 +374,7 @@ def test_kill_9_while_writing_leaves_a_valid_file(directory: Path) -> None:
 
 @pytest.mark.parametrize("name", ["", "..", ".", "a/b", "..\\x", ".hidden"])
 def test_destination_must_be_a_plain_directory_name(
-    manager: FileMixedMetaManager, name: str
+    manager: PersistentMetaManager, name: str
 ) -> None:
     with pytest.raises(MetaError, match="cannot name a meta directory"):
         manager.subscribe(ClientIdentity(name))
@@ -382,4 +386,4 @@ def test_flush_period_must_be_positive(directory: Path) -> None:
 
 
 def test_module_exports_meta_file_name() -> None:
-    assert file_mixed.META_FILE == "meta.dat"
+    assert file_store.META_FILE == "meta.dat"
