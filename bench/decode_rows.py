@@ -13,9 +13,9 @@ import sys
 import time
 from datetime import UTC
 
+from bridge.parse.codes import MysqlType as T
 from bridge.parse.rows import RowDecoder
 from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import MysqlType as T
 
 TABLE = TableMeta(
     "bench",

@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bridge import native
+from bridge.parse.codes import MysqlType
 from bridge.parse.table_meta import ColumnMeta
 from bridge.parse.values import (
     _T,
     INTEGER_LAYOUTS,
     DecodeOptions,
-    MysqlType,
     plain_codec,
     text_decoder,
 )

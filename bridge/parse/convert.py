@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from bridge.construct import slotted_constructor
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange
 from bridge.parse import events
+from bridge.parse.codes import EventCode
 from bridge.parse.ddl import classify_ddl, is_transaction_control
 from bridge.parse.events import CHECKSUM_SIZE, HEADER_SIZE, Handling
 from bridge.parse.exceptions import SchemaMismatch, UnsupportedBinlogEvent
@@ -42,17 +43,24 @@ log = logging.getLogger(__name__)
 MARIADB_GTID_STANDALONE = 0x01
 _DML_WORDS = ("insert", "update", "delete", "replace")
 
+_E = EventCode
 # type code -> (event type, rows kind, default post-header length)
-_RAW_ROWS: dict[int, tuple[EventType, RowsKind, int]] = {
-    23: (EventType.INSERT, "insert", 8),
-    24: (EventType.UPDATE, "update", 8),
-    25: (EventType.DELETE, "delete", 8),
-    30: (EventType.INSERT, "insert", 10),
-    31: (EventType.UPDATE, "update", 10),
-    32: (EventType.DELETE, "delete", 10),
-    events.PARTIAL_UPDATE_ROWS_EVENT: (EventType.UPDATE, "partial_update", 10),
+_ROWS_EVENTS: dict[EventCode, tuple[EventType, RowsKind, int]] = {
+    _E.WRITE_ROWS_EVENT_V1: (EventType.INSERT, "insert", 8),
+    _E.UPDATE_ROWS_EVENT_V1: (EventType.UPDATE, "update", 8),
+    _E.DELETE_ROWS_EVENT_V1: (EventType.DELETE, "delete", 8),
+    _E.WRITE_ROWS_EVENT: (EventType.INSERT, "insert", 10),
+    _E.UPDATE_ROWS_EVENT: (EventType.UPDATE, "update", 10),
+    _E.DELETE_ROWS_EVENT: (EventType.DELETE, "delete", 10),
+    _E.PARTIAL_UPDATE_ROWS_EVENT: (EventType.UPDATE, "partial_update", 10),
 }
-_V2_ROWS = frozenset({30, 31, 32, events.PARTIAL_UPDATE_ROWS_EVENT})
+# Plain int keys: looked up per event by the event's byte, an enum key costs one more comparison.
+_RAW_ROWS = {int(code): rows for code, rows in _ROWS_EVENTS.items()}
+_V2_ROWS = frozenset(
+    {_E.WRITE_ROWS_EVENT, _E.UPDATE_ROWS_EVENT, _E.DELETE_ROWS_EVENT, _E.PARTIAL_UPDATE_ROWS_EVENT}
+)
+# The codes every transaction meets, bound once (an enum attribute is a class lookup per use).
+_TABLE_MAP, _XID, _XA_PREPARE = _E.TABLE_MAP_EVENT, _E.XID_EVENT, _E.XA_PREPARE_LOG_EVENT
 # Positional constructors of the model classes, all fields in order (see bridge.construct).
 _new_header = slotted_constructor(Header)
 _new_entry = slotted_constructor(Entry)
@@ -99,13 +107,13 @@ class EventConverter:
             return (self._raw_rows_entry(raw, code, *rows),)
         if raw.log_pos:
             self._last_log_pos = raw.log_pos
-        if code == events.TABLE_MAP_EVENT:
+        if code == _TABLE_MAP:
             self._raw_table_map(raw)
             return _NO_ENTRIES
-        if code in (events.XID_EVENT, events.XA_PREPARE_EVENT):
-            xid = str(events.xid(raw.data)) if code == events.XID_EVENT else ""
+        if code in (_XID, _XA_PREPARE):
+            xid = str(events.xid(raw.data)) if code == _XID else ""
             return (self._entry(raw, EntryType.TRANSACTIONEND, transaction_id=xid),)
-        if code == events.MARIADB_GTID_EVENT:
+        if code == _E.MARIADB_GTID_EVENT:
             data = raw.data
             seq_no = int.from_bytes(data[HEADER_SIZE : HEADER_SIZE + 8], "little")
             domain_id = int.from_bytes(data[HEADER_SIZE + 8 : HEADER_SIZE + 12], "little")
@@ -117,17 +125,17 @@ class EventConverter:
             gtid = decode_gtid_event(code, raw.data[HEADER_SIZE : raw.body_end])
             self._gtid = "" if gtid is None or gtid.anonymous else gtid.text
             return _NO_ENTRIES
-        if code == events.QUERY_EVENT:
+        if code == _E.QUERY_EVENT:
             return self._query_entries(raw)
-        if code == events.TRANSACTION_PAYLOAD_EVENT:
+        if code == _E.TRANSACTION_PAYLOAD_EVENT:
             return self._payload_entries(raw)
-        if code == events.ROTATE_EVENT:
+        if code == _E.ROTATE_EVENT:
             self._rotate(raw)
             return _NO_ENTRIES
-        if code == events.FORMAT_DESCRIPTION_EVENT:
+        if code == _E.FORMAT_DESCRIPTION_EVENT:
             self._format = events.format_description(raw.data, raw.body_end)
             return _NO_ENTRIES
-        if code in (events.HEARTBEAT_EVENT, events.HEARTBEAT_V2_EVENT):
+        if code in (_E.HEARTBEAT_LOG_EVENT, _E.HEARTBEAT_LOG_EVENT_V2):
             return (self._heartbeat(raw),)
         return self._other(raw)
 
@@ -166,7 +174,7 @@ class EventConverter:
         key = raw.data[HEADER_SIZE : raw.body_end]
         cached = self._table_maps.get(key)
         if cached is None:
-            table = decode_table_map(key, self._format.post_header(events.TABLE_MAP_EVENT, 8))
+            table = decode_table_map(key, self._format.post_header(_TABLE_MAP, 8))
             cached = self._build_decoder(table)
             if len(self._table_maps) >= _MAX_TABLE_MAPS:
                 self._table_maps.clear()
@@ -243,9 +251,7 @@ class EventConverter:
         return Entry(header, EntryType.HEARTBEAT)
 
     def _query_entries(self, raw: RawEvent) -> tuple[Entry, ...]:
-        query = events.query(
-            raw.data, raw.body_end, self._format.post_header(events.QUERY_EVENT, 13)
-        )
+        query = events.query(raw.data, raw.body_end, self._format.post_header(_E.QUERY_EVENT, 13))
         sql, schema = query.sql, query.schema
         control = is_transaction_control(sql)
         if control == "BEGIN":

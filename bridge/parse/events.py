@@ -1,9 +1,11 @@
-"""Binlog event type codes, and the small non-row events decoded from their bytes.
+"""What the converter does with each binlog event type, and the small non-row events decoded
+from their bytes.
 
-One table names every event type MySQL (5.7 to 9.x) and MariaDB (10.x, 11.x) write, with what
-the converter does with it (``EVENT_TYPES``): decode it, pass it by as harmless, or refuse it
-with one line saying why. A type missing from the table is unknown, and unknown is refused too:
-a CDC tool that skips what it does not understand loses changes without a word.
+One table lists every event type MySQL (5.7 to 9.x) and MariaDB (10.x, 11.x) write (their codes
+are ``bridge.parse.codes.EventCode``) with what the converter does with it (``EVENT_TYPES``):
+decode it, pass it by as harmless, or refuse it with one line saying why. A type missing from
+the table is unknown, and unknown is refused too: a CDC tool that skips what it does not
+understand loses changes without a word.
 
 The decoders here read the post-header and body layouts of QUERY, ROTATE, FORMAT_DESCRIPTION
 and HEARTBEAT events (MySQL's ``libs/mysql/binlog/event/statement_events``/``control_events``,
@@ -15,6 +17,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from enum import Enum
+
+from bridge.parse.codes import EventCode
 
 HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
 HEADER_SIZE = 19
@@ -31,10 +35,13 @@ class Handling(Enum):
 
 @dataclass(frozen=True, slots=True)
 class EventType:
-    code: int
-    name: str
+    code: EventCode
     handling: Handling
     why: str = ""  # for PASS: why nothing is lost; for REFUSE: what to change on the source
+
+    @property
+    def name(self) -> str:
+        return self.code.name
 
 
 _SBR = "statement-based replication only; a ROW binlog carries the change in rows events"
@@ -46,107 +53,102 @@ _REFUSE_COMPRESSED = (
 EVENT_TYPES: dict[int, EventType] = {
     t.code: t
     for t in (
-        EventType(1, "START_EVENT_V3", Handling.PASS, "binlog v3 start marker"),
-        EventType(2, "QUERY_EVENT", Handling.DECODE),
-        EventType(3, "STOP_EVENT", Handling.PASS, "server shutdown marker"),
-        EventType(4, "ROTATE_EVENT", Handling.DECODE),
-        EventType(5, "INTVAR_EVENT", Handling.PASS, _SBR),
+        EventType(EventCode.START_EVENT_V3, Handling.PASS, "binlog v3 start marker"),
+        EventType(EventCode.QUERY_EVENT, Handling.DECODE),
+        EventType(EventCode.STOP_EVENT, Handling.PASS, "server shutdown marker"),
+        EventType(EventCode.ROTATE_EVENT, Handling.DECODE),
+        EventType(EventCode.INTVAR_EVENT, Handling.PASS, _SBR),
         EventType(
-            6,
-            "LOAD_EVENT",
+            EventCode.LOAD_EVENT,
             Handling.REFUSE,
             "a pre-5.0 LOAD DATA event: set binlog_format=ROW on the source",
         ),
-        EventType(8, "CREATE_FILE_EVENT", Handling.REFUSE, "a pre-5.0 LOAD DATA event"),
-        EventType(9, "APPEND_BLOCK_EVENT", Handling.PASS, "LOAD DATA file data (" + _SBR + ")"),
-        EventType(10, "EXEC_LOAD_EVENT", Handling.REFUSE, "a pre-5.0 LOAD DATA event"),
-        EventType(11, "DELETE_FILE_EVENT", Handling.PASS, "LOAD DATA clean-up (" + _SBR + ")"),
-        EventType(12, "NEW_LOAD_EVENT", Handling.REFUSE, "a pre-5.0 LOAD DATA event"),
-        EventType(13, "RAND_EVENT", Handling.PASS, _SBR),
-        EventType(14, "USER_VAR_EVENT", Handling.PASS, _SBR),
-        EventType(15, "FORMAT_DESCRIPTION_EVENT", Handling.DECODE),
-        EventType(16, "XID_EVENT", Handling.DECODE),
+        EventType(EventCode.CREATE_FILE_EVENT, Handling.REFUSE, "a pre-5.0 LOAD DATA event"),
         EventType(
-            17, "BEGIN_LOAD_QUERY_EVENT", Handling.PASS, "LOAD DATA file data (" + _SBR + ")"
+            EventCode.APPEND_BLOCK_EVENT, Handling.PASS, "LOAD DATA file data (" + _SBR + ")"
+        ),
+        EventType(EventCode.EXEC_LOAD_EVENT, Handling.REFUSE, "a pre-5.0 LOAD DATA event"),
+        EventType(EventCode.DELETE_FILE_EVENT, Handling.PASS, "LOAD DATA clean-up (" + _SBR + ")"),
+        EventType(EventCode.NEW_LOAD_EVENT, Handling.REFUSE, "a pre-5.0 LOAD DATA event"),
+        EventType(EventCode.RAND_EVENT, Handling.PASS, _SBR),
+        EventType(EventCode.USER_VAR_EVENT, Handling.PASS, _SBR),
+        EventType(EventCode.FORMAT_DESCRIPTION_EVENT, Handling.DECODE),
+        EventType(EventCode.XID_EVENT, Handling.DECODE),
+        EventType(
+            EventCode.BEGIN_LOAD_QUERY_EVENT, Handling.PASS, "LOAD DATA file data (" + _SBR + ")"
         ),
         EventType(
-            18, "EXECUTE_LOAD_QUERY_EVENT", Handling.PASS, "LOAD DATA statement (" + _SBR + ")"
+            EventCode.EXECUTE_LOAD_QUERY_EVENT, Handling.PASS, "LOAD DATA statement (" + _SBR + ")"
         ),
-        EventType(19, "TABLE_MAP_EVENT", Handling.DECODE),
+        EventType(EventCode.TABLE_MAP_EVENT, Handling.DECODE),
         EventType(
-            20,
-            "PRE_GA_WRITE_ROWS_EVENT",
+            EventCode.PRE_GA_WRITE_ROWS_EVENT,
             Handling.REFUSE,
             "a MySQL 5.1.0-5.1.15 rows event: upgrade the source",
         ),
-        EventType(21, "PRE_GA_UPDATE_ROWS_EVENT", Handling.REFUSE, "a MySQL 5.1 pre-GA event"),
-        EventType(22, "PRE_GA_DELETE_ROWS_EVENT", Handling.REFUSE, "a MySQL 5.1 pre-GA event"),
-        EventType(23, "WRITE_ROWS_EVENT_V1", Handling.DECODE),
-        EventType(24, "UPDATE_ROWS_EVENT_V1", Handling.DECODE),
-        EventType(25, "DELETE_ROWS_EVENT_V1", Handling.DECODE),
+        EventType(EventCode.PRE_GA_UPDATE_ROWS_EVENT, Handling.REFUSE, "a MySQL 5.1 pre-GA event"),
+        EventType(EventCode.PRE_GA_DELETE_ROWS_EVENT, Handling.REFUSE, "a MySQL 5.1 pre-GA event"),
+        EventType(EventCode.WRITE_ROWS_EVENT_V1, Handling.DECODE),
+        EventType(EventCode.UPDATE_ROWS_EVENT_V1, Handling.DECODE),
+        EventType(EventCode.DELETE_ROWS_EVENT_V1, Handling.DECODE),
         EventType(
-            26,
-            "INCIDENT_EVENT",
+            EventCode.INCIDENT_EVENT,
             Handling.REFUSE,
             "the source logged an incident (changes it could not write to the binlog, e.g. "
             "after a failed write or a LOST_EVENTS gap): check the source's error log, then "
             "take a fresh snapshot or restart from a position after the incident",
         ),
-        EventType(27, "HEARTBEAT_LOG_EVENT", Handling.DECODE),
-        EventType(28, "IGNORABLE_LOG_EVENT", Handling.PASS, "marked ignorable by the server"),
-        EventType(29, "ROWS_QUERY_LOG_EVENT", Handling.PASS, "the statement text of rows events"),
-        EventType(30, "WRITE_ROWS_EVENT", Handling.DECODE),
-        EventType(31, "UPDATE_ROWS_EVENT", Handling.DECODE),
-        EventType(32, "DELETE_ROWS_EVENT", Handling.DECODE),
-        EventType(33, "GTID_LOG_EVENT", Handling.DECODE),
-        EventType(34, "ANONYMOUS_GTID_LOG_EVENT", Handling.DECODE),
-        EventType(35, "PREVIOUS_GTIDS_LOG_EVENT", Handling.PASS, "the GTIDs of earlier files"),
+        EventType(EventCode.HEARTBEAT_LOG_EVENT, Handling.DECODE),
+        EventType(EventCode.IGNORABLE_LOG_EVENT, Handling.PASS, "marked ignorable by the server"),
         EventType(
-            36, "TRANSACTION_CONTEXT_EVENT", Handling.PASS, "group replication certification"
+            EventCode.ROWS_QUERY_LOG_EVENT, Handling.PASS, "the statement text of rows events"
         ),
-        EventType(37, "VIEW_CHANGE_EVENT", Handling.PASS, "group replication membership"),
-        EventType(38, "XA_PREPARE_LOG_EVENT", Handling.DECODE),
-        EventType(39, "PARTIAL_UPDATE_ROWS_EVENT", Handling.DECODE),
-        EventType(40, "TRANSACTION_PAYLOAD_EVENT", Handling.DECODE),
-        EventType(41, "HEARTBEAT_LOG_EVENT_V2", Handling.DECODE),
-        EventType(42, "GTID_TAGGED_LOG_EVENT", Handling.DECODE),
-        # MariaDB
-        EventType(160, "ANNOTATE_ROWS_EVENT", Handling.PASS, "the statement text of rows events"),
-        EventType(161, "BINLOG_CHECKPOINT_EVENT", Handling.PASS, "crash-recovery bookkeeping"),
-        EventType(162, "MARIADB_GTID_EVENT", Handling.DECODE),
-        EventType(163, "GTID_LIST_EVENT", Handling.PASS, "the GTID state at a file's start"),
+        EventType(EventCode.WRITE_ROWS_EVENT, Handling.DECODE),
+        EventType(EventCode.UPDATE_ROWS_EVENT, Handling.DECODE),
+        EventType(EventCode.DELETE_ROWS_EVENT, Handling.DECODE),
+        EventType(EventCode.GTID_LOG_EVENT, Handling.DECODE),
+        EventType(EventCode.ANONYMOUS_GTID_LOG_EVENT, Handling.DECODE),
+        EventType(EventCode.PREVIOUS_GTIDS_LOG_EVENT, Handling.PASS, "the GTIDs of earlier files"),
         EventType(
-            164,
-            "START_ENCRYPTION_EVENT",
+            EventCode.TRANSACTION_CONTEXT_EVENT, Handling.PASS, "group replication certification"
+        ),
+        EventType(EventCode.VIEW_CHANGE_EVENT, Handling.PASS, "group replication membership"),
+        EventType(EventCode.XA_PREPARE_LOG_EVENT, Handling.DECODE),
+        EventType(EventCode.PARTIAL_UPDATE_ROWS_EVENT, Handling.DECODE),
+        EventType(EventCode.TRANSACTION_PAYLOAD_EVENT, Handling.DECODE),
+        EventType(EventCode.HEARTBEAT_LOG_EVENT_V2, Handling.DECODE),
+        EventType(EventCode.GTID_TAGGED_LOG_EVENT, Handling.DECODE),
+        # MariaDB
+        EventType(
+            EventCode.ANNOTATE_ROWS_EVENT, Handling.PASS, "the statement text of rows events"
+        ),
+        EventType(EventCode.BINLOG_CHECKPOINT_EVENT, Handling.PASS, "crash-recovery bookkeeping"),
+        EventType(EventCode.MARIADB_GTID_EVENT, Handling.DECODE),
+        EventType(EventCode.GTID_LIST_EVENT, Handling.PASS, "the GTID state at a file's start"),
+        EventType(
+            EventCode.START_ENCRYPTION_EVENT,
             Handling.PASS,
             "the server decrypts the binlog before it sends it to a replica",
         ),
-        EventType(165, "QUERY_COMPRESSED_EVENT", Handling.REFUSE, _REFUSE_COMPRESSED),
-        EventType(166, "WRITE_ROWS_COMPRESSED_EVENT_V1", Handling.REFUSE, _REFUSE_COMPRESSED),
-        EventType(167, "UPDATE_ROWS_COMPRESSED_EVENT_V1", Handling.REFUSE, _REFUSE_COMPRESSED),
-        EventType(168, "DELETE_ROWS_COMPRESSED_EVENT_V1", Handling.REFUSE, _REFUSE_COMPRESSED),
-        EventType(169, "WRITE_ROWS_COMPRESSED_EVENT", Handling.REFUSE, _REFUSE_COMPRESSED),
-        EventType(170, "UPDATE_ROWS_COMPRESSED_EVENT", Handling.REFUSE, _REFUSE_COMPRESSED),
-        EventType(171, "DELETE_ROWS_COMPRESSED_EVENT", Handling.REFUSE, _REFUSE_COMPRESSED),
+        EventType(EventCode.QUERY_COMPRESSED_EVENT, Handling.REFUSE, _REFUSE_COMPRESSED),
+        EventType(EventCode.WRITE_ROWS_COMPRESSED_EVENT_V1, Handling.REFUSE, _REFUSE_COMPRESSED),
+        EventType(EventCode.UPDATE_ROWS_COMPRESSED_EVENT_V1, Handling.REFUSE, _REFUSE_COMPRESSED),
+        EventType(EventCode.DELETE_ROWS_COMPRESSED_EVENT_V1, Handling.REFUSE, _REFUSE_COMPRESSED),
+        EventType(EventCode.WRITE_ROWS_COMPRESSED_EVENT, Handling.REFUSE, _REFUSE_COMPRESSED),
+        EventType(EventCode.UPDATE_ROWS_COMPRESSED_EVENT, Handling.REFUSE, _REFUSE_COMPRESSED),
+        EventType(EventCode.DELETE_ROWS_COMPRESSED_EVENT, Handling.REFUSE, _REFUSE_COMPRESSED),
     )
 }
 
-# The codes the converter and the parser branch on.
-QUERY_EVENT = 2
-ROTATE_EVENT = 4
-FORMAT_DESCRIPTION_EVENT = 15
-XID_EVENT = 16
-TABLE_MAP_EVENT = 19
-HEARTBEAT_EVENT = 27
-GTID_EVENT = 33
-ANONYMOUS_GTID_EVENT = 34
-XA_PREPARE_EVENT = 38
-PARTIAL_UPDATE_ROWS_EVENT = 39
-TRANSACTION_PAYLOAD_EVENT = 40
-HEARTBEAT_V2_EVENT = 41
-GTID_TAGGED_EVENT = 42
-MARIADB_GTID_EVENT = 162
-GTID_EVENTS = frozenset({GTID_EVENT, ANONYMOUS_GTID_EVENT, GTID_TAGGED_EVENT, MARIADB_GTID_EVENT})
+# The GTID events of both servers: each starts a transaction.
+GTID_EVENTS = frozenset(
+    {
+        EventCode.GTID_LOG_EVENT,
+        EventCode.ANONYMOUS_GTID_LOG_EVENT,
+        EventCode.GTID_TAGGED_LOG_EVENT,
+        EventCode.MARIADB_GTID_EVENT,
+    }
+)
 
 QUERY_POST_HEADER = 13  # thread id 4, exec time 4, schema length 1, error code 2, status length 2
 FDE_POST_HEADERS_AT = 2 + 50 + 4 + 1  # binlog version, server version, created, header length

@@ -45,9 +45,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
-from bridge.parse.events import ANONYMOUS_GTID_EVENT as ANONYMOUS_GTID_LOG_EVENT
-from bridge.parse.events import GTID_EVENT as GTID_LOG_EVENT
-from bridge.parse.events import GTID_TAGGED_EVENT as GTID_TAGGED_LOG_EVENT
+from bridge.parse.codes import EventCode
 from bridge.parse.packed import extra_bytes
 
 GNO_MAX = (1 << 63) - 2
@@ -115,9 +113,9 @@ def decode_gtid_event(type_code: int, body: bytes) -> GtidEvent | None:
     it has no GTID, but the same layout carries the transaction's logical clock and length.
     Raises ``ValueError`` for a truncated or inconsistent body.
     """
-    if type_code in (GTID_LOG_EVENT, ANONYMOUS_GTID_LOG_EVENT):
+    if type_code in (EventCode.GTID_LOG_EVENT, EventCode.ANONYMOUS_GTID_LOG_EVENT):
         return _decode_untagged(type_code, body)
-    if type_code == GTID_TAGGED_LOG_EVENT:
+    if type_code == EventCode.GTID_TAGGED_LOG_EVENT:
         return _decode_tagged(body)
     return None
 
@@ -206,7 +204,7 @@ def _check_gno(reader: _Reader, gno: int, anonymous: bool) -> None:
 
 
 def _decode_untagged(type_code: int, body: bytes) -> GtidEvent:
-    anonymous = type_code == ANONYMOUS_GTID_LOG_EVENT
+    anonymous = type_code == EventCode.ANONYMOUS_GTID_LOG_EVENT
     reader = _Reader(body, "ANONYMOUS_GTID_LOG_EVENT" if anonymous else "GTID_LOG_EVENT")
     flags = reader.uint(1)
     uuid = _uuid_text(reader.take(16))

@@ -21,9 +21,10 @@ import pymysql
 from bridge.backoff import Backoff
 from bridge.config import SourceConfig
 from bridge.entry import Entry, EntryType
+from bridge.parse.codes import EventCode
 from bridge.parse.convert import EventConverter
 from bridge.parse.dump import DumpConnection, DumpRequest
-from bridge.parse.events import ROTATE_EVENT, TABLE_MAP_EVENT, rotation
+from bridge.parse.events import rotation
 from bridge.parse.exceptions import BinlogPurged, SourceUnreachable
 from bridge.parse.framing import RawEvent
 from bridge.parse.schema import LiveSchema
@@ -162,6 +163,7 @@ class BinlogParser:
     ) -> Iterator[RawEvent]:
         """The dump's events; a TABLE_MAP the converter already has is dropped here, before
         any object is made for it (a reconnect then resumes at that map, which is harmless)."""
+        table_map, rotate = EventCode.TABLE_MAP_EVENT, EventCode.ROTATE_EVENT
         request = self._request(facts, start)
         dump: DumpConnection | None = None
         try:
@@ -186,10 +188,10 @@ class BinlogParser:
                     raise SourceUnreachable(
                         f"the source {self._source.address} ended the binlog stream"
                     )
-                if data[4] == TABLE_MAP_EVENT and repeats_table_map(data, dump.checksum):
+                if data[4] == table_map and repeats_table_map(data, dump.checksum):
                     continue
                 raw = RawEvent(data, dump.checksum)
-                if raw.type_code == ROTATE_EVENT:
+                if raw.type_code == rotate:
                     position, journal = rotation(raw.data, raw.body_end)
                 elif raw.log_pos:
                     position = raw.log_pos

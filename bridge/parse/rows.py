@@ -36,6 +36,7 @@ from datetime import tzinfo
 from typing import Any, Literal
 
 from bridge.entry import Column, RowData
+from bridge.parse.codes import MysqlType
 from bridge.parse.compiled import Spec, column_spec, image_reader
 from bridge.parse.json_diff import (
     JsonDiffNotApplicable,
@@ -47,7 +48,6 @@ from bridge.parse.json_diff import (
 from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.parse.values import (
     DecodeOptions,
-    MysqlType,
     RowDecodeError,
     TruncatedRowImage,
     UnsupportedColumnType,

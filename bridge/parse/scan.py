@@ -11,17 +11,10 @@ from collections.abc import Generator
 from dataclasses import dataclass
 
 from bridge.config import SourceConfig
+from bridge.parse.codes import EventCode
 from bridge.parse.ddl import is_transaction_control
 from bridge.parse.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
-from bridge.parse.events import (
-    GTID_EVENTS,
-    QUERY_EVENT,
-    ROTATE_EVENT,
-    TRANSACTION_PAYLOAD_EVENT,
-    XID_EVENT,
-    query,
-    rotation,
-)
+from bridge.parse.events import GTID_EVENTS, query, rotation
 from bridge.parse.framing import RawEvent
 from bridge.parse.source import SourceFacts
 
@@ -58,7 +51,7 @@ def transaction_starts(
             raw = RawEvent(data, dump.checksum)
             start = raw.log_pos - raw.event_size
             code = raw.type_code
-            if code == ROTATE_EVENT:
+            if code == EventCode.ROTATE_EVENT:
                 position, next_binlog = rotation(raw.data, raw.body_end)
                 if raw.timestamp and next_binlog != journal_name:
                     yield TransactionStart(journal_name, start, raw.timestamp, end_of_file=True)
@@ -70,13 +63,13 @@ def transaction_starts(
             if code in GTID_EVENTS:
                 in_gtid_group = True
                 yield TransactionStart(journal_name, start, raw.timestamp)
-            elif code == QUERY_EVENT:
+            elif code == EventCode.QUERY_EVENT:
                 control = is_transaction_control(query(raw.data, raw.body_end).sql)
                 if control == "BEGIN" and not in_gtid_group:
                     yield TransactionStart(journal_name, start, raw.timestamp)
                 elif control != "BEGIN":
                     in_gtid_group = False
-            elif code in (XID_EVENT, TRANSACTION_PAYLOAD_EVENT):
+            elif code in (EventCode.XID_EVENT, EventCode.TRANSACTION_PAYLOAD_EVENT):
                 in_gtid_group = False
         if last:
             yield TransactionStart(journal_name, last, 0, end_of_file=True)

@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from bridge.parse.codes import MysqlType
 from bridge.parse.exceptions import SchemaMismatch
 from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import MysqlType
 
 # Bytes per character, by charset name (the part of a collation before the first '_').
 _MAX_BYTES_PER_CHAR = {

@@ -29,15 +29,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
+from bridge.parse.codes import MysqlType
 from bridge.parse.packed import extra_bytes
-from bridge.parse.values import MysqlType
 
 T = TypeVar("T")
-
-# MariaDB's compressed columns (``VARCHAR(n) COMPRESSED``, ``TEXT COMPRESSED``) have type
-# codes of their own in the binlog only.
-BLOB_COMPRESSED = 140
-VARCHAR_COMPRESSED = 141
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,9 +279,9 @@ _METADATA: dict[int, Callable[[_Reader, int], _Sizes]] = {
     MysqlType.FLOAT: _pack_length,
     MysqlType.DOUBLE: _pack_length,
     MysqlType.VARCHAR: _varchar,
-    VARCHAR_COMPRESSED: _varchar,
+    MysqlType.VARCHAR_COMPRESSED: _varchar,
     MysqlType.BLOB: _length_bytes,
-    BLOB_COMPRESSED: _length_bytes,
+    MysqlType.BLOB_COMPRESSED: _length_bytes,
     MysqlType.GEOMETRY: _length_bytes,
     MysqlType.JSON: _length_bytes,
     MysqlType.VECTOR: _length_bytes,
@@ -429,8 +424,8 @@ _CHARACTER = frozenset(
         MysqlType.VARCHAR,
         MysqlType.BLOB,
         MysqlType.VECTOR,
-        VARCHAR_COMPRESSED,
-        BLOB_COMPRESSED,
+        MysqlType.VARCHAR_COMPRESSED,
+        MysqlType.BLOB_COMPRESSED,
     }
 )
 _MARIADB_CHARACTER = _CHARACTER | {MysqlType.GEOMETRY}

@@ -66,10 +66,10 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from enum import IntEnum
 from types import SimpleNamespace
 from typing import Any
 
+from bridge.parse.codes import MysqlType
 from bridge.parse.exceptions import SchemaMismatch
 from bridge.parse.javafmt import big_decimal_plain, double_to_string, float_to_string
 from bridge.parse.table_meta import ColumnMeta
@@ -95,43 +95,6 @@ class UnsupportedColumnType(RowDecodeError):
 
 class TruncatedRowImage(RowDecodeError):
     """A value runs past the end of the rows event, or a value's bytes are corrupt."""
-
-
-class MysqlType(IntEnum):
-    """``MYSQL_TYPE_*`` codes as written in TABLE_MAP events."""
-
-    DECIMAL = 0
-    TINY = 1
-    SHORT = 2
-    LONG = 3
-    FLOAT = 4
-    DOUBLE = 5
-    NULL = 6
-    TIMESTAMP = 7
-    LONGLONG = 8
-    INT24 = 9
-    DATE = 10
-    TIME = 11
-    DATETIME = 12
-    YEAR = 13
-    NEWDATE = 14
-    VARCHAR = 15
-    BIT = 16
-    TIMESTAMP2 = 17
-    DATETIME2 = 18
-    TIME2 = 19
-    VECTOR = 242
-    JSON = 245
-    NEWDECIMAL = 246
-    ENUM = 247
-    SET = 248
-    TINY_BLOB = 249
-    MEDIUM_BLOB = 250
-    LONG_BLOB = 251
-    BLOB = 252
-    VAR_STRING = 253
-    STRING = 254
-    GEOMETRY = 255
 
 
 @dataclass(frozen=True, slots=True)

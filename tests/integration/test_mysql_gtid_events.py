@@ -28,10 +28,9 @@ from typing import Any
 import pymysql
 import pytest
 
+from bridge.parse.codes import EventCode
+from bridge.parse.events import HEADER_SIZE
 from bridge.parse.gtid import (
-    ANONYMOUS_GTID_LOG_EVENT,
-    GTID_LOG_EVENT,
-    GTID_TAGGED_LOG_EVENT,
     GtidEvent,
     GtidSet,
     decode_gtid_event,
@@ -43,10 +42,11 @@ pytestmark = pytest.mark.services
 Connection = pymysql.connections.Connection
 
 HOW_TO = 'run `eval "$(deploy/local/services.sh env)"` after `deploy/local/services.sh up`'
-HEADER = 19
-FORMAT_DESCRIPTION_EVENT = 15
-PREVIOUS_GTIDS_LOG_EVENT = 35
-GTID_TYPES = (GTID_LOG_EVENT, ANONYMOUS_GTID_LOG_EVENT, GTID_TAGGED_LOG_EVENT)
+GTID_TYPES = (
+    EventCode.GTID_LOG_EVENT,
+    EventCode.ANONYMOUS_GTID_LOG_EVENT,
+    EventCode.GTID_TAGGED_LOG_EVENT,
+)
 COM_BINLOG_DUMP_GTID = 0x1E
 BINLOG_DUMP_NON_BLOCK = 1
 BINLOG_THROUGH_GTID = 4
@@ -175,11 +175,11 @@ def binlog_events(data: bytes, checksum: bool) -> Iterator[tuple[int, bytes]]:
     while position < len(data):
         size, next_position = struct.unpack_from("<II", data, position + 9)
         event = data[position : position + size]
-        assert len(event) == size >= HEADER and next_position == position + size, position
+        assert len(event) == size >= HEADER_SIZE and next_position == position + size, position
         if checksum:
             crc = zlib.crc32(event[:-4])
             assert crc == int.from_bytes(event[-4:], "little"), f"CRC32 at {position}"
-        if event[4] == FORMAT_DESCRIPTION_EVENT:
+        if event[4] == EventCode.FORMAT_DESCRIPTION_EVENT:
             # The checksum algorithm is the body's last byte before the checksum: 1 is CRC32.
             assert event[-5 if checksum else -1] == (1 if checksum else 0)
         yield position, event
@@ -187,7 +187,7 @@ def binlog_events(data: bytes, checksum: bool) -> Iterator[tuple[int, bytes]]:
 
 
 def body(event: bytes, checksum: bool) -> bytes:
-    return event[HEADER : len(event) - 4 if checksum else len(event)]
+    return event[HEADER_SIZE : len(event) - 4 if checksum else len(event)]
 
 
 @dataclass(frozen=True)
@@ -308,9 +308,9 @@ def test_gtid_events_are_exactly_what_gtid_executed_grew_by(run: Run) -> None:
     assert as_set(run.events) == grown
     mine = [item for item in run.events if item.event.tag == TAG]
     assert [item.event.text for item in mine] == run.tagged()
-    assert {item.type_code for item in mine} == {GTID_TAGGED_LOG_EVENT}
+    assert {item.type_code for item in mine} == {EventCode.GTID_TAGGED_LOG_EVENT}
     untagged = [item for item in run.events if not item.event.tag]
-    assert {item.type_code for item in untagged} == {GTID_LOG_EVENT}
+    assert {item.type_code for item in untagged} == {EventCode.GTID_LOG_EVENT}
     assert len([item for item in untagged if item.event.uuid == run.server_uuid]) >= 3
 
 
@@ -339,7 +339,7 @@ def test_previous_gtids_and_the_last_file_add_up_to_gtid_executed(run: Run) -> N
     for position, event in binlog_events(data, run.checksum):
         if position >= run.after.position:
             break
-        if event[4] == PREVIOUS_GTIDS_LOG_EVENT:
+        if event[4] == EventCode.PREVIOUS_GTIDS_LOG_EVENT:
             previous = GtidSet.decode(body(event, run.checksum))
             executed.update(previous)
         found = decode_gtid_event(event[4], body(event, run.checksum))

@@ -28,10 +28,12 @@ from pymysql.constants import COMMAND
 from bridge import native
 from bridge.entry import RowData
 from bridge.parse import json_diff, rows
+from bridge.parse.codes import EventCode
+from bridge.parse.codes import MysqlType as T
+from bridge.parse.events import HEADER_SIZE
 from bridge.parse.json_diff import JsonDiff, PartialJsonWithoutBase
 from bridge.parse.rows import RowDecoder, RowsKind
 from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import MysqlType as T
 from tests.conftest import MysqlEndpoint, connect_admin
 from tests.native_paths import compiled_module
 
@@ -163,14 +165,17 @@ def rows_events(server: MysqlEndpoint, start: tuple[str, int], schema: str) -> l
     checksum, tables, found = 0, {}, []
     for event in _raw_events(server, start):
         code = event[4]
-        if code == 15:  # FORMAT_DESCRIPTION: checksum algorithm byte + 4 checksum bytes
+        if code == EventCode.FORMAT_DESCRIPTION_EVENT:  # checksum algorithm byte + 4 checksum bytes
             checksum = 4 if event[-5] == 1 else 0
             continue
-        body = event[19 : len(event) - checksum]
-        if code == 19 and body[9 : 9 + body[8]].decode() == schema:
+        body = event[HEADER_SIZE : len(event) - checksum]
+        if code == EventCode.TABLE_MAP_EVENT and body[9 : 9 + body[8]].decode() == schema:
             table_id, table = _table_map(body)
             tables[table_id] = table
-        elif code in (31, 39) and int.from_bytes(body[:6], "little") in tables:
+        elif (
+            code in (EventCode.UPDATE_ROWS_EVENT, EventCode.PARTIAL_UPDATE_ROWS_EVENT)
+            and int.from_bytes(body[:6], "little") in tables
+        ):
             extra = int.from_bytes(body[8:10], "little")
             columns, pos = _packed(body, 8 + extra)
             table = tables[int.from_bytes(body[:6], "little")]
@@ -280,7 +285,10 @@ def _run_twice(partial: Connection, full: Connection, statements: list[str]) -> 
 def _decoded(events: list[RowsEvent], table: str) -> list[tuple[RowData, ...]]:
     mine = [e for e in events if e.table.table == table]
     decoder = RowDecoder(mine[0].table)
-    kinds: dict[int, RowsKind] = {31: "update", 39: "partial_update"}
+    kinds: dict[int, RowsKind] = {
+        EventCode.UPDATE_ROWS_EVENT: "update",
+        EventCode.PARTIAL_UPDATE_ROWS_EVENT: "partial_update",
+    }
     return [decoder.decode(kinds[e.code], e.body, e.columns) for e in mine]
 
 
@@ -314,7 +322,7 @@ def test_partial_updates_equal_full_updates(
     _run_twice(partial, full, STATEMENTS)
     events = rows_events(mysql, start, scratch_schema)
 
-    assert {e.code for e in events if e.table.table == "p"} == {39}
+    assert {e.code for e in events if e.table.table == "p"} == {EventCode.PARTIAL_UPDATE_ROWS_EVENT}
     assert {e.code for e in events if e.table.table == "f"} == {31}
     counting = CountingDiffs(monkeypatch)
     p_rows, f_rows = _decoded(events, "p"), _decoded(events, "f")

@@ -33,6 +33,8 @@ from pymysqlreplication.packet import BinLogPacketWrapper
 from pymysqlreplication.row_event import TableMapEvent
 
 from bridge.parse import table_map
+from bridge.parse.codes import EventCode
+from bridge.parse.codes import MysqlType as T
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import ColumnDef, TableMapDef, decode_table_map
 from bridge.parse.table_meta import TableMeta
@@ -42,7 +44,6 @@ pytestmark = [pytest.mark.services]
 Connection = pymysql.connections.Connection
 HOW_TO = 'run `eval "$(deploy/local/services.sh env)"` after `deploy/local/services.sh up`'
 SCHEMA = "t_table_map_event"
-TABLE_MAP_EVENT, FORMAT_DESCRIPTION_EVENT = 19, 15
 BINLOG_DUMP_NON_BLOCK = 1
 
 # ------------------------------------------------------------------------------ the tables
@@ -234,7 +235,7 @@ class Binlog:
         """The TABLE_MAP events (header + body + checksum) of ``schema``'s tables."""
         marker = len(schema).to_bytes(1, "little") + schema.encode() + b"\0"
         for event in self.events:
-            if event[4] == TABLE_MAP_EVENT and event[27 : 28 + len(schema) + 1] == marker:
+            if event[4] == EventCode.TABLE_MAP_EVENT and event[27 : 28 + len(schema) + 1] == marker:
                 yield event
 
 
@@ -259,7 +260,7 @@ def dump(server: Server, start: tuple[str, int]) -> Binlog:
             events.append(packet.get_all_data()[1:])
     finally:
         conn.close()
-    fde = next(e for e in events if e[4] == FORMAT_DESCRIPTION_EVENT)
+    fde = next(e for e in events if e[4] == EventCode.FORMAT_DESCRIPTION_EVENT)
     library_fde = library_event(fde, FormatDescriptionEvent, server, b"", None)
     return Binlog(events, bytes(library_fde.post_header_len), library_fde.mysql_version)
 
@@ -384,32 +385,32 @@ def table_metas(
 
 # information_schema DATA_TYPE -> binlog type code (MariaDB's JSON is a LONGTEXT)
 BINLOG_TYPES = {
-    "tinyint": 1,
-    "smallint": 2,
-    "mediumint": 9,
-    "int": 3,
-    "bigint": 8,
-    "year": 13,
-    "decimal": 246,
-    "float": 4,
-    "double": 5,
-    "bit": 16,
-    "date": 10,
-    "time": 19,
-    "datetime": 18,
-    "timestamp": 17,
-    "char": 254,
-    "binary": 254,
-    "uuid": 254,
-    "inet6": 254,
-    "varchar": 15,
-    "varbinary": 15,
-    "json": 245,
-    "enum": 247,
-    "set": 248,
-    "vector": 242,
-    **dict.fromkeys(("tinyblob", "blob", "mediumblob", "longblob"), 252),
-    **dict.fromkeys(("tinytext", "text", "mediumtext", "longtext"), 252),
+    "tinyint": T.TINY,
+    "smallint": T.SHORT,
+    "mediumint": T.INT24,
+    "int": T.LONG,
+    "bigint": T.LONGLONG,
+    "year": T.YEAR,
+    "decimal": T.NEWDECIMAL,
+    "float": T.FLOAT,
+    "double": T.DOUBLE,
+    "bit": T.BIT,
+    "date": T.DATE,
+    "time": T.TIME2,
+    "datetime": T.DATETIME2,
+    "timestamp": T.TIMESTAMP2,
+    "char": T.STRING,
+    "binary": T.STRING,
+    "uuid": T.STRING,
+    "inet6": T.STRING,
+    "varchar": T.VARCHAR,
+    "varbinary": T.VARCHAR,
+    "json": T.JSON,
+    "enum": T.ENUM,
+    "set": T.SET,
+    "vector": T.VECTOR,
+    **dict.fromkeys(("tinyblob", "blob", "mediumblob", "longblob"), T.BLOB),
+    **dict.fromkeys(("tinytext", "text", "mediumtext", "longtext"), T.BLOB),
 }
 GEOMETRY_TYPES = {
     "geometry": 0,
@@ -456,10 +457,10 @@ def _labels(column_type: str) -> tuple[str, ...]:
 def expected_column(info: dict[str, Any], mariadb: bool) -> dict[str, Any]:
     """What the TABLE_MAP must say of a column, from information_schema alone."""
     data_type, column_type = info["data_type"], info["column_type"].lower()
-    code = BINLOG_TYPES.get(data_type, 255 if data_type in GEOMETRY_TYPES else -1)
+    code = BINLOG_TYPES.get(data_type, T.GEOMETRY if data_type in GEOMETRY_TYPES else -1)
     compressed = "compressed" in column_type
     if compressed:
-        code = 141 if data_type == "varchar" else 140
+        code = T.VARCHAR_COMPRESSED if data_type == "varchar" else T.BLOB_COMPRESSED
     expected: dict[str, Any] = {
         "type": code,
         "name": info["name"],
@@ -472,24 +473,26 @@ def expected_column(info: dict[str, Any], mariadb: bool) -> dict[str, Any]:
         "geometry_type": GEOMETRY_TYPES.get(data_type, 0),
         "vector_dimensions": int(column_type[7:-1]) if data_type == "vector" else 0,
     }
-    if code in (254, 15, 141) and info["octets"] is not None:
+    if code in (T.STRING, T.VARCHAR, T.VARCHAR_COMPRESSED) and info["octets"] is not None:
         expected["max_length"] = int(info["octets"]) + (1 if compressed else 0)
-    if code in (252, 140, 245, 255, 242):
+    if code in (T.BLOB, T.BLOB_COMPRESSED, T.JSON, T.GEOMETRY, T.VECTOR):
         stem = (
             re.sub(r"(blob|text)$", "", data_type) if data_type.endswith(("blob", "text")) else ""
         )
-        expected["length_size"] = LENGTH_SIZES.get(stem, 4) if code in (252, 140) else 4
-    if code == 246:
+        expected["length_size"] = (
+            LENGTH_SIZES.get(stem, 4) if code in (T.BLOB, T.BLOB_COMPRESSED) else 4
+        )
+    if code == T.NEWDECIMAL:
         expected["precision"], expected["decimals"] = info["num_precision"], info["num_scale"]
-    if code == 16:
+    if code == T.BIT:
         expected["bits"] = info["num_precision"]
-    if code in (17, 18, 19):
+    if code in (T.TIMESTAMP2, T.DATETIME2, T.TIME2):
         expected["fsp"] = info["fsp"]
-    if code in (4, 5):
-        expected["size"] = 4 if code == 4 else 8
-    if code in (247, 248):
+    if code in (T.FLOAT, T.DOUBLE):
+        expected["size"] = 4 if code == T.FLOAT else 8
+    if code in (T.ENUM, T.SET):
         count = len(expected["enum_values"] or expected["set_values"])
-        expected["size"] = (1 if count < 256 else 2) if code == 247 else min((count + 7) // 8, 8)
+        expected["size"] = (1 if count < 256 else 2) if code == T.ENUM else min((count + 7) // 8, 8)
     return expected
 
 
@@ -537,7 +540,7 @@ class Capture:
     tables: dict[str, Captured]
 
     def decode(self, event: bytes) -> TableMapDef:
-        post_header = self.binlog.post_header_lengths[TABLE_MAP_EVENT - 1]
+        post_header = self.binlog.post_header_lengths[EventCode.TABLE_MAP_EVENT - 1]
         return decode_table_map(event[19:-4], post_header, mariadb=self.server.mariadb)
 
     def library(self, event: bytes) -> Any:

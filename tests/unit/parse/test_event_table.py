@@ -15,6 +15,7 @@ import zstandard
 
 from bridge.entry import EntryType
 from bridge.parse import events
+from bridge.parse.codes import EventCode as E
 from bridge.parse.convert import EventConverter
 from bridge.parse.dump import PYMYSQL_PRIVATE_NAMES
 from bridge.parse.events import EVENT_TYPES, HEADER, Handling
@@ -89,8 +90,30 @@ def test_passed_types_give_nothing_and_say_why(code: int) -> None:
 def test_every_decoded_type_is_handled_by_the_converter() -> None:
     """A type marked DECODE that the converter forgot would fall to the refusal path."""
     decoded = {c for c, t in EVENT_TYPES.items() if t.handling is Handling.DECODE}
-    handled_elsewhere = {19, 23, 24, 25, 30, 31, 32, 39}  # TABLE_MAP and rows: own tests
-    assert decoded - handled_elsewhere == {2, 4, 15, 16, 27, 33, 34, 38, 40, 41, 42, 162}
+    handled_elsewhere = {  # TABLE_MAP and rows: own tests
+        E.TABLE_MAP_EVENT,
+        E.WRITE_ROWS_EVENT_V1,
+        E.UPDATE_ROWS_EVENT_V1,
+        E.DELETE_ROWS_EVENT_V1,
+        E.WRITE_ROWS_EVENT,
+        E.UPDATE_ROWS_EVENT,
+        E.DELETE_ROWS_EVENT,
+        E.PARTIAL_UPDATE_ROWS_EVENT,
+    }
+    assert decoded - handled_elsewhere == {
+        E.QUERY_EVENT,
+        E.ROTATE_EVENT,
+        E.FORMAT_DESCRIPTION_EVENT,
+        E.XID_EVENT,
+        E.HEARTBEAT_LOG_EVENT,
+        E.GTID_LOG_EVENT,
+        E.ANONYMOUS_GTID_LOG_EVENT,
+        E.XA_PREPARE_LOG_EVENT,
+        E.TRANSACTION_PAYLOAD_EVENT,
+        E.HEARTBEAT_LOG_EVENT_V2,
+        E.GTID_TAGGED_LOG_EVENT,
+        E.MARIADB_GTID_EVENT,
+    }
 
 
 def _payload(
@@ -111,16 +134,18 @@ def _payload(
 
 def _transaction(count: int) -> list[bytes]:
     """BEGIN, ``count`` DDL-free QUERY statements standing in for rows, COMMIT by XID."""
-    body = [_event(2, _query("BEGIN"), 0)]
-    body += [_event(2, _query(f"CREATE TABLE t{i} (a INT)", "db"), 0) for i in range(count)]
-    return [*body, _event(16, _xid(77), 0)]
+    body = [_event(E.QUERY_EVENT, _query("BEGIN"), 0)]
+    body += [
+        _event(E.QUERY_EVENT, _query(f"CREATE TABLE t{i} (a INT)", "db"), 0) for i in range(count)
+    ]
+    return [*body, _event(E.XID_EVENT, _xid(77), 0)]
 
 
 @pytest.mark.parametrize("compression", [COMPRESSION_ZSTD, COMPRESSION_NONE])
 def test_a_compressed_transaction_gives_the_entries_of_its_events_at_the_payload_position(
     compression: int,
 ) -> None:
-    raw = _raw(40, _payload(_transaction(3), compression), log_pos=9000)
+    raw = _raw(E.TRANSACTION_PAYLOAD_EVENT, _payload(_transaction(3), compression), log_pos=9000)
     entries = list(_converter().convert_raw(raw))
     kinds = [e.entry_type for e in entries]
     assert kinds == [EntryType.TRANSACTIONBEGIN] + [EntryType.ROWDATA] * 3 + [
@@ -135,7 +160,7 @@ def test_a_compressed_transaction_gives_the_entries_of_its_events_at_the_payload
 def test_a_large_payload_unpacks_one_event_at_a_time() -> None:
     """The iterator holds the compressed bytes and one inner event, not the whole plain text."""
     inner = _transaction(20_000)
-    raw = _raw(40, _payload(inner))
+    raw = _raw(E.TRANSACTION_PAYLOAD_EVENT, _payload(inner))
     unpacked = inner_events(raw)
     first = next(unpacked)
     assert first.data == inner[0]
@@ -146,20 +171,20 @@ def test_a_large_payload_unpacks_one_event_at_a_time() -> None:
 def test_a_truncated_payload_is_refused_not_skipped(cut: int) -> None:
     body = _payload(_transaction(2))
     with pytest.raises(CorruptPayload):
-        list(_converter().convert_raw(_raw(40, body[:-cut])))
+        list(_converter().convert_raw(_raw(E.TRANSACTION_PAYLOAD_EVENT, body[:-cut])))
 
 
 def test_an_unknown_compression_is_refused() -> None:
     body = _payload(_transaction(1), COMPRESSION_NONE, declared=7)
     with pytest.raises(CorruptPayload, match="compression type 7"):
-        list(inner_events(_raw(40, body)))
+        list(inner_events(_raw(E.TRANSACTION_PAYLOAD_EVENT, body)))
 
 
 def test_gtid_and_xa_prepare_frame_transactions() -> None:
     converter = _converter()
     mariadb_gtid = struct.pack("<QIB", 42, 0, 0) + b"\0" * 6
-    begin = list(converter.convert_raw(_raw(162, mariadb_gtid)))
-    end = list(converter.convert_raw(_raw(38, b"\0" * 16)))
+    begin = list(converter.convert_raw(_raw(E.MARIADB_GTID_EVENT, mariadb_gtid)))
+    end = list(converter.convert_raw(_raw(E.XA_PREPARE_LOG_EVENT, b"\0" * 16)))
     assert [e.entry_type for e in begin + end] == [
         EntryType.TRANSACTIONBEGIN,
         EntryType.TRANSACTIONEND,

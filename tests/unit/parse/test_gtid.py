@@ -11,11 +11,9 @@ import struct
 
 import pytest
 
+from bridge.parse.codes import EventCode
 from bridge.parse.gtid import (
-    ANONYMOUS_GTID_LOG_EVENT,
     GNO_MAX,
-    GTID_LOG_EVENT,
-    GTID_TAGGED_LOG_EVENT,
     GtidEvent,
     GtidSet,
     decode_gtid_event,
@@ -107,7 +105,7 @@ def untagged_body(
 
 
 def test_real_gtid_event() -> None:
-    assert decode_gtid_event(GTID_LOG_EVENT, REAL_GTID) == GtidEvent(
+    assert decode_gtid_event(EventCode.GTID_LOG_EVENT, REAL_GTID) == GtidEvent(
         uuid=SERVER_UUID,
         gno=253,
         flags=1,
@@ -124,7 +122,7 @@ def test_real_gtid_event() -> None:
 def test_gtid_event_with_every_optional_field() -> None:
     original_ts = (1 << 54) + 5
     event = decode_gtid_event(
-        GTID_LOG_EVENT,
+        EventCode.GTID_LOG_EVENT,
         untagged_body(
             timestamps=((1 << 55) | 1234567).to_bytes(7, "little")
             + original_ts.to_bytes(7, "little"),
@@ -146,15 +144,17 @@ def test_gtid_event_with_every_optional_field() -> None:
 def test_bytes_after_the_last_known_field_are_ignored() -> None:
     # A newer server may append fields, as 8.0 did several times.
     body = untagged_body(ticket=struct.pack("<Q", 1)) + b"future"
-    event = decode_gtid_event(GTID_LOG_EVENT, body)
+    event = decode_gtid_event(EventCode.GTID_LOG_EVENT, body)
     assert event is not None and event.commit_group_ticket == 1
 
 
 def test_older_bodies_decode_what_they_have() -> None:
-    mysql56 = decode_gtid_event(GTID_LOG_EVENT, untagged_body()[:25])
+    mysql56 = decode_gtid_event(EventCode.GTID_LOG_EVENT, untagged_body()[:25])
     assert mysql56 == GtidEvent(uuid=SERVER_UUID, gno=7)
     old_clock = untagged_body(clock=b"\x01" + bytes(16))  # 5.7.4's clock type: ignored
-    assert decode_gtid_event(GTID_LOG_EVENT, old_clock) == GtidEvent(uuid=SERVER_UUID, gno=7)
+    assert decode_gtid_event(EventCode.GTID_LOG_EVENT, old_clock) == GtidEvent(
+        uuid=SERVER_UUID, gno=7
+    )
 
 
 def test_every_cut_inside_a_field_of_a_gtid_event_raises() -> None:
@@ -163,44 +163,44 @@ def test_every_cut_inside_a_field_of_a_gtid_event_raises() -> None:
     ends = {25, 42, 49, 52, 56, 64}
     for size in range(len(body)):
         if size in ends:
-            assert decode_gtid_event(GTID_LOG_EVENT, body[:size]) is not None
+            assert decode_gtid_event(EventCode.GTID_LOG_EVENT, body[:size]) is not None
         else:
             with pytest.raises(ValueError, match="GTID_LOG_EVENT: truncated"):
-                decode_gtid_event(GTID_LOG_EVENT, body[:size])
+                decode_gtid_event(EventCode.GTID_LOG_EVENT, body[:size])
 
 
 @pytest.mark.parametrize("gno", [0, -1, GNO_MAX + 1])
 def test_gtid_event_with_an_impossible_gno_raises(gno: int) -> None:
     with pytest.raises(ValueError, match=f"invalid GNO {gno}"):
-        decode_gtid_event(GTID_LOG_EVENT, untagged_body(gno))
+        decode_gtid_event(EventCode.GTID_LOG_EVENT, untagged_body(gno))
 
 
 def test_invalid_packed_length_raises() -> None:
     with pytest.raises(ValueError, match="packed length prefix 0xfb"):
-        decode_gtid_event(GTID_LOG_EVENT, untagged_body(length=b"\xfb"))
+        decode_gtid_event(EventCode.GTID_LOG_EVENT, untagged_body(length=b"\xfb"))
 
 
 def test_anonymous_event_is_a_gtid_event_without_gtid() -> None:
     body = bytes(1 + 16 + 8) + b"\x02" + struct.pack("<qq", 3, 4)
-    event = decode_gtid_event(ANONYMOUS_GTID_LOG_EVENT, body)
+    event = decode_gtid_event(EventCode.ANONYMOUS_GTID_LOG_EVENT, body)
     assert event is not None
     assert (event.anonymous, event.text, event.gno) == (True, "ANONYMOUS", 0)
     assert (event.last_committed, event.sequence_number) == (3, 4)
     assert event not in parse_gtid_set(f"{'0' * 8}-0000-0000-0000-{'0' * 12}:1")
     with pytest.raises(ValueError, match="ANONYMOUS_GTID_LOG_EVENT: invalid GNO 5"):
-        decode_gtid_event(ANONYMOUS_GTID_LOG_EVENT, untagged_body(5))
+        decode_gtid_event(EventCode.ANONYMOUS_GTID_LOG_EVENT, untagged_body(5))
 
 
 def test_other_event_types_are_not_gtid_events() -> None:
-    assert decode_gtid_event(35, REAL_GTID) is None
-    assert decode_gtid_event(41, b"") is None
+    assert decode_gtid_event(EventCode.PREVIOUS_GTIDS_LOG_EVENT, REAL_GTID) is None
+    assert decode_gtid_event(EventCode.HEARTBEAT_LOG_EVENT_V2, b"") is None
 
 
 # ------------------------------------------------------------------ GTID_TAGGED_LOG_EVENT (42)
 
 
 def test_real_tagged_event() -> None:
-    assert decode_gtid_event(GTID_TAGGED_LOG_EVENT, REAL_TAGGED) == GtidEvent(
+    assert decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, REAL_TAGGED) == GtidEvent(
         uuid=SERVER_UUID,
         gno=1,
         tag="probe_tag",
@@ -212,7 +212,7 @@ def test_real_tagged_event() -> None:
         immediate_server_version=90704,
         original_server_version=90704,
     )
-    event = decode_gtid_event(GTID_TAGGED_LOG_EVENT, REAL_TAGGED)
+    event = decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, REAL_TAGGED)
     assert event is not None and event.text == f"{SERVER_UUID}:probe_tag:1"
 
 
@@ -252,7 +252,7 @@ def test_tagged_event_with_optional_fields_and_negative_clock() -> None:
         ]
     )
     assert signed(65535).hex() == "f3ff0f"  # the readme's 00001111 11111111 11110011
-    assert decode_gtid_event(GTID_TAGGED_LOG_EVENT, body) == GtidEvent(
+    assert decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, body) == GtidEvent(
         uuid=SERVER_UUID,
         gno=GNO_MAX,
         tag="t1",
@@ -271,10 +271,10 @@ def test_tagged_event_with_optional_fields_and_negative_clock() -> None:
 def test_tagged_event_skips_ignorable_fields_of_newer_servers() -> None:
     base = [(1, UUID_FIELD), (2, signed(3)), (3, encode_varlen(1) + b"x")]
     newer = message([*base, (12, encode_varlen(5)), (13, encode_varlen(6))])
-    event = decode_gtid_event(GTID_TAGGED_LOG_EVENT, newer)
+    event = decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, newer)
     assert event is not None and event.text == f"{SERVER_UUID}:x:3"
     with pytest.raises(ValueError, match="may not skip"):
-        decode_gtid_event(GTID_TAGGED_LOG_EVENT, message(base, last_non_ignorable=13))
+        decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, message(base, last_non_ignorable=13))
 
 
 @pytest.mark.parametrize(
@@ -292,17 +292,17 @@ def test_tagged_event_skips_ignorable_fields_of_newer_servers() -> None:
 )
 def test_inconsistent_tagged_event_raises(fields: list[tuple[int, bytes]], problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
-        decode_gtid_event(GTID_TAGGED_LOG_EVENT, message(fields))
+        decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, message(fields))
 
 
 def test_tagged_event_size_must_match_the_body() -> None:
     with pytest.raises(ValueError, match="checksum not cut"):
-        decode_gtid_event(GTID_TAGGED_LOG_EVENT, REAL_TAGGED + b"\x37\x33\xb9\xf1")
+        decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, REAL_TAGGED + b"\x37\x33\xb9\xf1")
     with pytest.raises(ValueError, match="unknown serialization format 2"):
-        decode_gtid_event(GTID_TAGGED_LOG_EVENT, b"\x04" + REAL_TAGGED[1:])
+        decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, b"\x04" + REAL_TAGGED[1:])
     for size in range(len(REAL_TAGGED)):
         with pytest.raises(ValueError, match=r"GTID_TAGGED_LOG_EVENT: .*truncated"):
-            decode_gtid_event(GTID_TAGGED_LOG_EVENT, REAL_TAGGED[:size])
+            decode_gtid_event(EventCode.GTID_TAGGED_LOG_EVENT, REAL_TAGGED[:size])
 
 
 # ------------------------------------------------------------------ GTID sets: text

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from bridge import native
+from bridge.parse.codes import MysqlType as T
 from bridge.parse.json_diff import (
     Cell,
     CorruptJsonDiff,
@@ -32,7 +33,6 @@ from bridge.parse.json_diff import (
 )
 from bridge.parse.rows import RowDecoder
 from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import MysqlType as T
 from bridge.parse.values import decode_value
 from tests.native_paths import compiled_module
 

@@ -8,10 +8,10 @@ from datetime import UTC
 import pytest
 
 from bridge.entry import Column, RowData
+from bridge.parse.codes import MysqlType as T
 from bridge.parse.exceptions import SchemaMismatch
 from bridge.parse.rows import ColumnCountMismatch, RowDecoder, new_column
 from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import MysqlType as T
 from bridge.parse.values import TruncatedRowImage, UnsupportedColumnType
 from bridge.types import JdbcType as J
 

@@ -11,13 +11,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from bridge.parse.codes import MysqlType as T
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import ColumnDef, collation_name, decode_table_map
 
 from .rowbytes import packed_int
-
-TINY, LONG, FLOAT, DOUBLE, YEAR, VARCHAR, BIT, TIME2 = 1, 3, 4, 5, 13, 15, 16, 19
-VECTOR, JSON, NEWDECIMAL, ENUM, SET, BLOB, STRING, GEOMETRY = 242, 245, 246, 247, 248, 252, 254, 255
 
 # Optional metadata field types.
 SIGNEDNESS, DEFAULT_CHARSET, COLUMN_CHARSET, COLUMN_NAME = 1, 2, 3, 4
@@ -94,7 +92,7 @@ class Body:
 
 
 def test_post_header_fields_names_and_null_bitmap() -> None:
-    body = Body([(LONG, b""), (LONG, b"")], nullable=[False, True], flags=7)
+    body = Body([(T.LONG, b""), (T.LONG, b"")], nullable=[False, True], flags=7)
     table = decode_table_map(bytes(body))
     assert (table.table_id, table.flags, table.schema, table.table) == (
         0x0000_1234_5678,
@@ -103,33 +101,33 @@ def test_post_header_fields_names_and_null_bitmap() -> None:
         "orders",
     )
     assert table.null_bitmask == b"\x02"
-    assert table.columns == (ColumnDef(LONG), ColumnDef(LONG))
+    assert table.columns == (ColumnDef(T.LONG), ColumnDef(T.LONG))
     assert table.has_names is False
     assert table.primary_key == ()
 
 
 def test_a_six_byte_post_header_means_a_four_byte_table_id() -> None:
-    body = bytes(Body([(LONG, b"")], table_id=0xDEADBEEF, id_size=4))
+    body = bytes(Body([(T.LONG, b"")], table_id=0xDEADBEEF, id_size=4))
     assert decode_table_map(body, post_header_len=6).table_id == 0xDEADBEEF
     assert decode_table_map(body, post_header_len=6).schema == "shop"
 
 
 def test_a_longer_post_header_is_skipped_after_the_flags() -> None:
-    plain = bytes(Body([(LONG, b"")]))
+    plain = bytes(Body([(T.LONG, b"")]))
     longer = plain[:8] + b"\xaa\xbb" + plain[8:]
     assert decode_table_map(longer, post_header_len=10) == decode_table_map(plain)
 
 
 def test_a_post_header_shorter_than_known_is_refused() -> None:
     with pytest.raises(ValueError, match="post-header length 7"):
-        decode_table_map(bytes(Body([(LONG, b"")])), post_header_len=7)
+        decode_table_map(bytes(Body([(T.LONG, b"")])), post_header_len=7)
 
 
 def test_names_are_length_encoded_not_seven_bit_varints() -> None:
     """A 64-character CJK name is 192 bytes: one length byte 0xC0 (a 7-bit varint reader would
     take it for a continuation byte)."""
     name = "列" * 64
-    body = Body([(LONG, b"")], fields=[(COLUMN_NAME, strings(name.encode()))])
+    body = Body([(T.LONG, b"")], fields=[(COLUMN_NAME, strings(name.encode()))])
     body.table = "表".encode() * 64
     table = decode_table_map(bytes(body))
     assert table.columns[0].name == name
@@ -142,36 +140,36 @@ def test_names_are_length_encoded_not_seven_bit_varints() -> None:
     [(10, 0xFE), (255, 0xFE), (256, 0xEE), (300, 0xEE), (600, 0xDE), (1020, 0xCE)],
 )
 def test_char_lengths_above_255_bytes_fold_into_the_real_type(length: int, first_byte: int) -> None:
-    metadata = char_metadata(STRING, length)
+    metadata = char_metadata(T.STRING, length)
     assert metadata[0] == first_byte
-    column = decode_table_map(bytes(Body([(STRING, metadata)]))).columns[0]
-    assert (column.type, column.max_length, column.size) == (STRING, length, 0)
+    column = decode_table_map(bytes(Body([(T.STRING, metadata)]))).columns[0]
+    assert (column.type, column.max_length, column.size) == (T.STRING, length, 0)
 
 
 def test_enum_and_set_are_logged_as_char_with_their_real_type() -> None:
-    body = Body([(STRING, bytes([ENUM, 2])), (STRING, bytes([SET, 8]))])
+    body = Body([(T.STRING, bytes([T.ENUM, 2])), (T.STRING, bytes([T.SET, 8]))])
     enum, set_ = decode_table_map(bytes(body)).columns
-    assert (enum.type, enum.size, enum.max_length) == (ENUM, 2, 0)
-    assert (set_.type, set_.size, set_.max_length) == (SET, 8, 0)
+    assert (enum.type, enum.size, enum.max_length) == (T.ENUM, 2, 0)
+    assert (set_.type, set_.size, set_.max_length) == (T.SET, 8, 0)
 
 
 def test_every_metadata_layout() -> None:
     body = Body(
         [
-            (FLOAT, b"\x04"),
-            (DOUBLE, b"\x08"),
-            (VARCHAR, (1200).to_bytes(2, "little")),
-            (BIT, bytes([3, 1])),  # BIT(11): 11 % 8, 11 // 8
-            (NEWDECIMAL, bytes([65, 30])),
-            (TIME2, b"\x03"),
-            (BLOB, b"\x03"),
-            (JSON, b"\x04"),
-            (GEOMETRY, b"\x04"),
-            (VECTOR, b"\x04"),
-            (140, b"\x02"),  # MariaDB BLOB_COMPRESSED
-            (141, (101).to_bytes(2, "little")),  # MariaDB VARCHAR_COMPRESSED
-            (LONG, b""),
-            (YEAR, b""),
+            (T.FLOAT, b"\x04"),
+            (T.DOUBLE, b"\x08"),
+            (T.VARCHAR, (1200).to_bytes(2, "little")),
+            (T.BIT, bytes([3, 1])),  # BIT(11): 11 % 8, 11 // 8
+            (T.NEWDECIMAL, bytes([65, 30])),
+            (T.TIME2, b"\x03"),
+            (T.BLOB, b"\x03"),
+            (T.JSON, b"\x04"),
+            (T.GEOMETRY, b"\x04"),
+            (T.VECTOR, b"\x04"),
+            (T.BLOB_COMPRESSED, b"\x02"),
+            (T.VARCHAR_COMPRESSED, (101).to_bytes(2, "little")),
+            (T.LONG, b""),
+            (T.YEAR, b""),
         ]
     )
     columns = decode_table_map(bytes(body)).columns
@@ -190,7 +188,7 @@ def test_every_metadata_layout() -> None:
 
 
 def test_a_column_count_above_250_is_length_encoded() -> None:
-    body = Body([(TINY, b"")] * 299 + [(VARCHAR, b"\x10\x00")])
+    body = Body([(T.TINY, b"")] * 299 + [(T.VARCHAR, b"\x10\x00")])
     assert bytes(body)[22:25] == b"\xfc\x2c\x01"  # after ids, flags and names
     table = decode_table_map(bytes(body))
     assert len(table.columns) == 300
@@ -199,7 +197,13 @@ def test_a_column_count_above_250_is_length_encoded() -> None:
 
 
 def test_signedness_counts_numeric_columns_only_year_included() -> None:
-    columns = [(YEAR, b""), (VARCHAR, b"\x08\x00"), (LONG, b""), (TINY, b""), (DOUBLE, b"\x08")]
+    columns = [
+        (T.YEAR, b""),
+        (T.VARCHAR, b"\x08\x00"),
+        (T.LONG, b""),
+        (T.TINY, b""),
+        (T.DOUBLE, b"\x08"),
+    ]
     # numeric columns: YEAR, LONG, TINY, DOUBLE
     signedness = bits_msb_first([True, False, True, False])
     table = decode_table_map(bytes(Body(columns, fields=[(SIGNEDNESS, signedness)])))
@@ -207,7 +211,7 @@ def test_signedness_counts_numeric_columns_only_year_included() -> None:
 
 
 def test_default_charset_with_exceptions_counts_character_columns() -> None:
-    columns = [(LONG, b""), (VARCHAR, b"\x08\x00"), (BLOB, b"\x02"), (STRING, b"\xfe\x04")]
+    columns = [(T.LONG, b""), (T.VARCHAR, b"\x08\x00"), (T.BLOB, b"\x02"), (T.STRING, b"\xfe\x04")]
     fields = [(DEFAULT_CHARSET, packed(255, 2, 8))]  # third character column: latin1
     table = decode_table_map(bytes(Body(columns, fields=fields)))
     assert [c.charset_id for c in table.columns] == [None, 255, 255, 8]
@@ -220,7 +224,7 @@ def test_default_charset_with_exceptions_counts_character_columns() -> None:
 
 
 def test_mariadb_counts_geometry_among_character_columns() -> None:
-    columns = [(GEOMETRY, b"\x04"), (VARCHAR, b"\x08\x00")]
+    columns = [(T.GEOMETRY, b"\x04"), (T.VARCHAR, b"\x08\x00")]
     body = bytes(Body(columns, fields=[(COLUMN_CHARSET, packed(63, 28))]))
     geometry, text = decode_table_map(body, mariadb=True).columns
     assert (geometry.collation_name, text.collation_name) == ("binary", "gbk_chinese_ci")
@@ -231,13 +235,17 @@ def test_mariadb_counts_geometry_among_character_columns() -> None:
 
 
 def test_mysql_geometry_and_json_have_no_charset() -> None:
-    columns = [(GEOMETRY, b"\x04"), (JSON, b"\x04"), (VARCHAR, b"\x08\x00")]
+    columns = [(T.GEOMETRY, b"\x04"), (T.JSON, b"\x04"), (T.VARCHAR, b"\x08\x00")]
     table = decode_table_map(bytes(Body(columns, fields=[(COLUMN_CHARSET, packed(33))])))
     assert [c.collation_name for c in table.columns] == [None, None, "utf8mb3_general_ci"]
 
 
 def test_enum_and_set_labels_are_decoded_in_their_column_charset() -> None:
-    columns = [(STRING, bytes([ENUM, 1])), (STRING, bytes([SET, 1])), (STRING, bytes([ENUM, 1]))]
+    columns = [
+        (T.STRING, bytes([T.ENUM, 1])),
+        (T.STRING, bytes([T.SET, 1])),
+        (T.STRING, bytes([T.ENUM, 1])),
+    ]
     fields = [
         (
             ENUM_STR_VALUE,
@@ -255,7 +263,7 @@ def test_enum_and_set_labels_are_decoded_in_their_column_charset() -> None:
 
 
 def test_primary_keys_keep_their_order_and_prefixed_parts_count() -> None:
-    columns = [(LONG, b""), (VARCHAR, b"\x40\x00"), (LONG, b"")]
+    columns = [(T.LONG, b""), (T.VARCHAR, b"\x40\x00"), (T.LONG, b"")]
     simple = decode_table_map(bytes(Body(columns, fields=[(SIMPLE_PRIMARY_KEY, packed(2, 0))])))
     assert simple.primary_key == (2, 0)
     assert [c.is_primary for c in simple.columns] == [True, False, True]
@@ -266,7 +274,7 @@ def test_primary_keys_keep_their_order_and_prefixed_parts_count() -> None:
 
 
 def test_visibility_geometry_types_and_vector_dimensions() -> None:
-    columns = [(LONG, b""), (VECTOR, b"\x04"), (GEOMETRY, b"\x04"), (VECTOR, b"\x04")]
+    columns = [(T.LONG, b""), (T.VECTOR, b"\x04"), (T.GEOMETRY, b"\x04"), (T.VECTOR, b"\x04")]
     fields = [
         (COLUMN_VISIBILITY, bits_msb_first([True, False, True, True])),
         (GEOMETRY_TYPE, packed(1)),
@@ -279,7 +287,7 @@ def test_visibility_geometry_types_and_vector_dimensions() -> None:
 
 
 def test_unknown_optional_fields_are_skipped() -> None:
-    columns = [(LONG, b""), (VARCHAR, b"\x08\x00")]
+    columns = [(T.LONG, b""), (T.VARCHAR, b"\x08\x00")]
     known = [(COLUMN_NAME, strings(b"id", b"note")), (DEFAULT_CHARSET, packed(45))]
     with_unknown = [(200, b"\x01\x02\x03"), known[0], (14, bytes(300)), known[1], (99, b"")]
     assert decode_table_map(bytes(Body(columns, fields=with_unknown))) == decode_table_map(
@@ -289,7 +297,7 @@ def test_unknown_optional_fields_are_skipped() -> None:
 
 def test_a_body_cut_anywhere_before_the_optional_metadata_is_refused_by_name() -> None:
     body = Body(
-        [(LONG, b""), (STRING, char_metadata(STRING, 400)), (NEWDECIMAL, bytes([10, 2]))],
+        [(T.LONG, b""), (T.STRING, char_metadata(T.STRING, 400)), (T.NEWDECIMAL, bytes([10, 2]))],
         fields=[(COLUMN_NAME, strings(b"a", b"b", b"c"))],
     )
     full = bytes(body)
@@ -307,26 +315,26 @@ def test_a_body_cut_anywhere_before_the_optional_metadata_is_refused_by_name() -
 
 
 def test_a_cut_inside_an_optional_field_is_refused() -> None:
-    full = bytes(Body([(LONG, b"")], fields=[(COLUMN_NAME, strings(b"abc"))]))
+    full = bytes(Body([(T.LONG, b"")], fields=[(COLUMN_NAME, strings(b"abc"))]))
     with pytest.raises(ValueError, match="truncated: optional metadata 4 needs 4 bytes"):
         decode_table_map(full[:-1])
 
 
 def test_metadata_left_over_means_a_column_type_we_do_not_know() -> None:
-    body = bytes(Body([(LONG, b"\x01\x02")]))
+    body = bytes(Body([(T.LONG, b"\x01\x02")]))
     with pytest.raises(ValueError, match="2 bytes more than its 1 columns' types need"):
         decode_table_map(body)
 
 
 def test_metadata_cut_short_names_the_column() -> None:
     # The block declares 1 byte where the VARCHAR needs 2.
-    body = bytes(Body([(VARCHAR, b"\x08")]))
+    body = bytes(Body([(T.VARCHAR, b"\x08")]))
     with pytest.raises(ValueError, match=r"column 0 \(type 15\): metadata is truncated"):
         decode_table_map(body)
 
 
 def test_lists_that_do_not_match_the_columns_are_refused() -> None:
-    columns = [(LONG, b""), (LONG, b"")]
+    columns = [(T.LONG, b""), (T.LONG, b"")]
     with pytest.raises(ValueError, match="COLUMN_NAME lists 1 columns, the table has 2"):
         decode_table_map(bytes(Body(columns, fields=[(COLUMN_NAME, strings(b"a"))])))
     with pytest.raises(ValueError, match="SIGNEDNESS has 0 bits for 2 columns"):
@@ -336,7 +344,7 @@ def test_lists_that_do_not_match_the_columns_are_refused() -> None:
 
 
 def test_an_invalid_length_encoding_is_refused() -> None:
-    body = bytearray(bytes(Body([(LONG, b"")])))
+    body = bytearray(bytes(Body([(T.LONG, b"")])))
     body[8] = 0xFB  # the schema name's length: 0xFB is NULL in the protocol, not a length
     with pytest.raises(ValueError, match="schema name at offset 8 is 0xfb"):
         decode_table_map(bytes(body))
@@ -371,14 +379,14 @@ def test_collation_names(collation_id: int, mariadb: bool, name: str | None) -> 
 
 
 def test_an_unknown_collation_keeps_its_id_and_counts_as_binary() -> None:
-    columns = [(VARCHAR, b"\x08\x00")]
+    columns = [(T.VARCHAR, b"\x08\x00")]
     column = decode_table_map(bytes(Body(columns, fields=[(COLUMN_CHARSET, packed(1000))])))
     assert (column.columns[0].charset_id, column.columns[0].collation_name) == (1000, None)
 
 
 def test_build_table_meta_reads_the_decoded_columns() -> None:
     body = Body(
-        [(LONG, b""), (VARCHAR, (256).to_bytes(2, "little")), (NEWDECIMAL, bytes([10, 2]))],
+        [(T.LONG, b""), (T.VARCHAR, (256).to_bytes(2, "little")), (T.NEWDECIMAL, bytes([10, 2]))],
         fields=[
             (SIGNEDNESS, bits_msb_first([True, False])),
             (DEFAULT_CHARSET, packed(255)),

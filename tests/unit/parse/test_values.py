@@ -8,11 +8,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bridge.parse.codes import MysqlType as T
 from bridge.parse.exceptions import SchemaMismatch
 from bridge.parse.table_meta import ColumnMeta
 from bridge.parse.values import (
     DecodeOptions,
-    MysqlType,
     TruncatedRowImage,
     UnsupportedColumnType,
     decode_value,
@@ -31,8 +31,6 @@ from .rowbytes import (
     time2_bytes,
     timestamp2_bytes,
 )
-
-T = MysqlType
 
 
 def render(data: bytes, column: ColumnMeta, **options: object) -> tuple[str, int]:
