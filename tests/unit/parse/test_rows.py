@@ -10,7 +10,14 @@ import pytest
 from bridge.entry import Column, RowData
 from bridge.parse.codes import MysqlType as T
 from bridge.parse.exceptions import SchemaMismatch
-from bridge.parse.rows import ColumnCountMismatch, RowDecoder, new_column
+from bridge.parse.rows import (
+    ColumnCountMismatch,
+    DecodedRow,
+    Plan,
+    RowDecoder,
+    decoded_row,
+    new_column,
+)
 from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.parse.values import TruncatedRowImage, UnsupportedColumnType
 from bridge.types import JdbcType as J
@@ -207,3 +214,13 @@ def test_fast_column_constructor_equals_dataclass() -> None:
     assert type(fast) is Column
     with pytest.raises(AttributeError):
         fast.value = "y"  # type: ignore[misc]
+
+
+def test_fast_decoded_row_constructor_sets_each_image_in_argument_order() -> None:
+    old = Plan.described([(0, "id", True, "int", 4)])
+    new = Plan.described([(0, "id", True, "int", 4), (1, "name", False, "varchar(9)", 12)])
+    row = decoded_row(old, ("1",), (4,), new, ("1", "x"), (4, 12))
+    assert type(row) is DecodedRow
+    assert (row.old_plan, row.old_values, row.old_types) == (old, ("1",), (4,))
+    assert (row.new_plan, row.new_values, row.new_types) == (new, ("1", "x"), (4, 12))
+    assert row.after[1] == Column(1, 12, "name", False, True, False, "x", "varchar(9)")
