@@ -26,7 +26,8 @@ from bridge.config import BridgeConfig, DestinationConfig
 from bridge.instance import EmbeddedServer, Instance
 from bridge.logs import set_position_lookup
 from bridge.meta import MetaManager, build_meta_manager
-from bridge.mq.worker import MqWorker
+from bridge.mq.senders import sender_factory
+from bridge.mq.worker import MqWorker, build_worker
 
 if TYPE_CHECKING:
     from bridge.ha import HaNode
@@ -53,6 +54,7 @@ class Runner:
     def __init__(self, config: BridgeConfig) -> None:
         self.config = config
         self.server = EmbeddedServer()
+        self.senders = sender_factory(config)
         self.workers: dict[str, MqWorker] = {}
         self.admin: AdminServer | None = None
         self.ha: HaNode | None = None
@@ -74,10 +76,8 @@ class Runner:
     def start_destination(self, name: str) -> None:
         destination = self.config.destination(name)
         self.server.start(build_instance(self.config, destination, self.ha))
-        if self.ha is not None:
-            worker = self.ha.worker(destination, self.server)
-        else:
-            worker = MqWorker.from_config(destination, self.config.kafka, self.server)
+        guard = None if self.ha is None else self.ha.outlets
+        worker = build_worker(destination, self.server, self.senders, guard)
         self.workers[name] = worker
         worker.start()
         log.info("destination %s started", name)

@@ -3,7 +3,7 @@
 from bridge.ha.base import DestinationHost, Fence, RunningInfo
 from bridge.ha.election import Election
 from bridge.ha.exceptions import CoordinatorUnavailable, FencedOut, HaError
-from bridge.ha.fencing import HEADER_NODE, FencedSender, FencedService, ZkFence, fenced_worker
+from bridge.ha.fencing import HEADER_NODE, FencedOutlets, FencedSender, FencedService, ZkFence
 from bridge.ha.node import HaNode
 from bridge.ha.paths import ZkLayout
 from bridge.ha.registration import (
@@ -24,6 +24,7 @@ __all__ = [
     "Election",
     "Fence",
     "FencedOut",
+    "FencedOutlets",
     "FencedSender",
     "FencedService",
     "HaError",
@@ -33,7 +34,6 @@ __all__ = [
     "ZkFence",
     "ZkLayout",
     "ZkSession",
-    "fenced_worker",
     "node_address",
     "read_cluster",
 ]

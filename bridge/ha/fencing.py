@@ -39,16 +39,14 @@ from typing import overload
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from bridge.config import DestinationConfig, KafkaConfig
 from bridge.ha.exceptions import FencedOut
 from bridge.ha.paths import ZkLayout
 from bridge.ha.session import REQUEST_TIMEOUT_S, ZkSession
 from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
 from bridge.mq.exceptions import DeliveryCancelled
-from bridge.mq.producer import KafkaProducer, RecordSender
-from bridge.mq.records import OutgoingRecord, RecordBuilder
-from bridge.mq.worker import MqWorker, WorkerSettings
+from bridge.mq.producer import RecordSender
+from bridge.mq.records import OutgoingRecord
 
 log = logging.getLogger(__name__)
 
@@ -258,20 +256,16 @@ class FencedSender:
         self._sender.close(timeout_s)
 
 
-def fenced_worker(
-    destination: DestinationConfig,
-    kafka: KafkaConfig,
-    service: CanalService,
-    fence: ZkFence,
-    node_address: str,
-) -> MqWorker:
-    """``MqWorker.from_config`` with both of the worker's outlets fenced."""
-    settings = WorkerSettings.for_destination(destination)
-    producer = KafkaProducer(kafka, client_id=f"canal-bridge-{destination.name}")
-    return MqWorker(
-        ClientIdentity(destination.name, settings.client_id),
-        FencedService(service, fence),
-        RecordBuilder.from_config(destination.mq, kafka.max_message_bytes),
-        FencedSender(producer, fence, destination.name, node_address),
-        settings,
-    )
+class FencedOutlets:
+    """The worker builder's ``OutletGuard`` in HA mode: the service becomes a
+    ``FencedService``, the sender a ``FencedSender`` tagging records with this node."""
+
+    def __init__(self, fence: ZkFence, node_address: str) -> None:
+        self._fence = fence
+        self._node_address = node_address
+
+    def service(self, service: CanalService) -> CanalService:
+        return FencedService(service, self._fence)
+
+    def sender(self, sender: RecordSender, destination: str) -> RecordSender:
+        return FencedSender(sender, self._fence, destination, self._node_address)

@@ -6,16 +6,14 @@ from __future__ import annotations
 import logging
 import os
 
-from bridge.config import BridgeConfig, DestinationConfig
+from bridge.config import BridgeConfig
 from bridge.ha.base import DestinationHost, RunningInfo
 from bridge.ha.election import Election, RoleListener
-from bridge.ha.fencing import ZkFence, fenced_worker
+from bridge.ha.fencing import FencedOutlets, ZkFence
 from bridge.ha.paths import ZkLayout
 from bridge.ha.registration import node_address
 from bridge.ha.session import ZkSession
-from bridge.instance.api import CanalService
 from bridge.meta import MetaManager, StoreContext, build_meta_manager
-from bridge.mq.worker import MqWorker
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +30,8 @@ class HaNode:
         self.session = ZkSession(self.zookeeper.hosts, self.zookeeper.session_timeout_ms)
         self.fence = ZkFence(self.session, self.layout)
         self.info = RunningInfo(node_address(config), os.getpid())
+        # What a destination's worker is wrapped in while this process owns it.
+        self.outlets = FencedOutlets(self.fence, self.info.address)
         self.election = Election(
             self.session,
             self.layout,
@@ -73,6 +73,3 @@ class HaNode:
         uses this process's session and writes cursors only while the fence holds."""
         context = StoreContext(self.session.client, self.layout.root, may_write=self.fence.holds)
         return build_meta_manager(self.config.meta, context)
-
-    def worker(self, destination: DestinationConfig, service: CanalService) -> MqWorker:
-        return fenced_worker(destination, self.config.kafka, service, self.fence, self.info.address)

@@ -34,10 +34,12 @@ from bridge.mq.routing import (
     partition_of,
     record_key,
 )
+from bridge.mq.senders import SENDERS, KafkaSenders, SenderFactory, sender_factory
 from bridge.mq.tail import format_record, tail
-from bridge.mq.worker import MqWorker, WorkerProgress, WorkerSettings
+from bridge.mq.worker import MqWorker, OutletGuard, WorkerProgress, WorkerSettings, build_worker
 
 __all__ = [
+    "SENDERS",
     "BrokerRejectedTooLarge",
     "CanalPartitionRouter",
     "CanalTopicRouter",
@@ -45,14 +47,17 @@ __all__ = [
     "DeliveryFailed",
     "FlatMessage",
     "KafkaProducer",
+    "KafkaSenders",
     "MqError",
     "MqWorker",
     "OutgoingRecord",
+    "OutletGuard",
     "PartitionRouter",
     "ProducerSetupFailed",
     "RecordBuilder",
     "RecordSender",
     "RecordTooLarge",
+    "SenderFactory",
     "SourcedMessage",
     "TopicInspector",
     "TopicLookupFailed",
@@ -62,6 +67,7 @@ __all__ = [
     "WorkerSettings",
     "binlog_headers",
     "build_flat_messages",
+    "build_worker",
     "connection_settings",
     "format_record",
     "java_string_hash",
@@ -69,6 +75,7 @@ __all__ = [
     "partition_message",
     "partition_of",
     "record_key",
+    "sender_factory",
     "split_rows",
     "tail",
 ]

@@ -12,16 +12,17 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from bridge.backoff import Backoff
-from bridge.config import DestinationConfig, KafkaConfig
+from bridge.config import DestinationConfig
 from bridge.entry import Entry
 from bridge.meta import ClientIdentity
 from bridge.meta.base import MQ_CLIENT_ID
 from bridge.mq.exceptions import DeliveryCancelled, DeliveryFailed
-from bridge.mq.producer import KafkaProducer, RecordSender
+from bridge.mq.producer import RecordSender
 from bridge.mq.records import OutgoingRecord, RecordBuilder
+from bridge.mq.senders import SenderFactory
 from bridge.position import EntryPosition, position_of
 
 if TYPE_CHECKING:
@@ -32,6 +33,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WorkerState = Literal["new", "running", "stopped", "failed"]
+
+
+class OutletGuard(Protocol):
+    """Wraps a worker's two outlets, the get/ack service and the sender, without touching the
+    worker: HA fencing (``bridge.ha.FencedOutlets``) checks ownership before each get, send and
+    ack."""
+
+    def service(self, service: CanalService) -> CanalService: ...
+
+    def sender(self, sender: RecordSender, destination: str) -> RecordSender: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,22 +164,6 @@ class MqWorker:
         self._beat = clock()
         self._rows_at_last_log = 0
         self.error: BaseException | None = None
-
-    @classmethod
-    def from_config(
-        cls, destination: DestinationConfig, kafka: KafkaConfig, service: CanalService
-    ) -> MqWorker:
-        """The worker of ``destination``, with its own producer and record builder."""
-        from bridge.meta import ClientIdentity
-
-        settings = WorkerSettings.for_destination(destination)
-        return cls(
-            ClientIdentity(destination.name, settings.client_id),
-            service,
-            RecordBuilder.from_config(destination.mq, kafka.max_message_bytes),
-            KafkaProducer(kafka, client_id=f"canal-bridge-{destination.name}"),
-            settings,
-        )
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -465,3 +460,21 @@ class _Send:
         self.wait()
         if self._error is not None:
             raise self._error
+
+
+def build_worker(
+    destination: DestinationConfig,
+    service: CanalService,
+    senders: SenderFactory,
+    guard: OutletGuard | None = None,
+) -> MqWorker:
+    """The worker of ``destination`` (plain and HA mode alike): its record builder, a new
+    sender from ``senders`` (the worker owns and closes it), and both outlets wrapped by
+    ``guard`` if given."""
+    settings = WorkerSettings.for_destination(destination)
+    builder = RecordBuilder.from_config(destination.mq, senders.max_record_bytes)
+    sender = senders.sender(destination)
+    if guard is not None:
+        service, sender = guard.service(service), guard.sender(sender, destination.name)
+    client = ClientIdentity(destination.name, settings.client_id)
+    return MqWorker(client, service, builder, sender, settings)

@@ -39,6 +39,8 @@ from bridge.mq import (
     WorkerSettings,
     tail,
 )
+from bridge.mq.senders import KafkaSenders
+from bridge.mq.worker import build_worker
 from tests.integration.kafka_broker import ThrowawayKafka
 from tests.unit.mq.conftest import EntryMaker
 from tests.unit.mq.test_worker import ScriptedService
@@ -215,7 +217,7 @@ def test_per_key_order_over_many_batches(
     keys = [str(k) for k in range(1, 9)]
     batches = [orders_batch(make, *keys, note=f"v{version:03d}") for version in range(25)]
     service = ScriptedService(batches)
-    worker = MqWorker.from_config(destination, kafka, service)
+    worker = build_worker(destination, service, KafkaSenders(kafka))
     worker.start()
     stopping.append(worker)
     assert service.wait_acked(len(batches), timeout_s=90)
