@@ -3,39 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from bridge.ha import Election, RunningInfo, ZkFence, ZkLayout, ZkSession
+from tests.doubles import FakeHost
 from tests.ha.conftest import eventually
-
-
-class FakeHost:
-    """Records what the election starts and stops; ``fail`` ends a destination's worker."""
-
-    def __init__(self) -> None:
-        self.running: set[str] = set()
-        self.starts: list[str] = []
-        self.errors: dict[str, BaseException] = {}
-        self._lock = threading.Lock()
-
-    def start_destination(self, name: str) -> None:
-        with self._lock:
-            self.running.add(name)
-            self.starts.append(name)
-            self.errors.pop(name, None)
-
-    def stop_destination(self, name: str) -> None:
-        with self._lock:
-            self.running.discard(name)
-
-    def destination_ended(self, name: str) -> bool:
-        return name in self.errors
-
-    def destination_error(self, name: str) -> BaseException | None:
-        return self.errors.get(name)
 
 
 class Member:

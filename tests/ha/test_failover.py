@@ -29,7 +29,7 @@ from bridge.ha import HEADER_NODE, RunningInfo
 from bridge.ha.registration import local_ip
 from tests.conftest import MysqlEndpoint
 from tests.e2e.bridge_process import BridgeProcess, create_topic, write_config
-from tests.e2e.test_run import PARTITIONS, _assert_complete_and_ordered, _create_tables, _workload
+from tests.e2e.workload import PARTITIONS, assert_complete_and_ordered, create_tables, workload
 from tests.ha.conftest import eventually
 from tests.ha.zookeeper_server import ThrowawayZooKeeper
 
@@ -152,7 +152,7 @@ def _setup(
 ) -> tuple[Cluster, str]:
     topic = f"ha-{uuid.uuid4().hex[:8]}"
     create_topic(kafka_bootstrap, topic, PARTITIONS)
-    _create_tables(mysql, schema)
+    create_tables(mysql, schema)
     path = write_config(
         tmp_path / "destinations.yaml",
         mysql,
@@ -178,7 +178,7 @@ def _start_writer(
     mysql: MysqlEndpoint, schema: str, final: dict[tuple[str, str], int]
 ) -> threading.Thread:
     writer = threading.Thread(
-        target=lambda: final.update(_workload(mysql, schema, KEYS, ROUNDS, pause_s=0.03))
+        target=lambda: final.update(workload(mysql, schema, KEYS, ROUNDS, pause_s=0.03))
     )
     writer.start()
     return writer
@@ -228,7 +228,7 @@ def test_kill_9_standby_takes_over_within_session_timeout_nothing_lost(
         assert b'"journalName"' in cluster.zk.get(cursor)[0]
     finally:
         cluster.close()
-    duplicates = _assert_complete_and_ordered(
+    duplicates = assert_complete_and_ordered(
         [r.as_tuple() for r in records], KEYS, ROUNDS, scratch_schema
     )
     assert duplicates <= MAX_DUPLICATES
@@ -273,7 +273,7 @@ def test_frozen_active_produces_nothing_after_it_resumes(
         f"a produced {len(late)} records after it resumed (at {resumed_ms}): "
         f"{[(r.timestamp_ms, r.headers) for r in late[:3]]}\n{a.output()[-6000:]}"
     )
-    duplicates = _assert_complete_and_ordered(
+    duplicates = assert_complete_and_ordered(
         [r.as_tuple() for r in records], KEYS, ROUNDS, scratch_schema
     )
     assert duplicates <= MAX_DUPLICATES
@@ -307,7 +307,7 @@ def test_zookeeper_restarted_mid_run_loses_nothing(
             assert "stopped producing and acking" in logs, "the outage did not fence it off"
         finally:
             cluster.close()
-    duplicates = _assert_complete_and_ordered(
+    duplicates = assert_complete_and_ordered(
         [r.as_tuple() for r in records], KEYS, ROUNDS, scratch_schema
     )
     print(f"{len(records)} records, {duplicates} duplicate changes")

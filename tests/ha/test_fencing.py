@@ -23,8 +23,8 @@ from bridge.ha import (
 from bridge.instance.api import Message
 from bridge.meta import ClientIdentity
 from bridge.mq.records import OutgoingRecord
+from tests.doubles import FakeHost, FakeSender
 from tests.ha.conftest import eventually
-from tests.ha.test_election import FakeHost
 from tests.ha.zookeeper_server import ThrowawayZooKeeper
 
 D = "orders"
@@ -51,22 +51,6 @@ class FakeService:
         self.calls.append(f"rollback {batch_id}")
 
 
-class FakeSender:
-    def __init__(self) -> None:
-        self.sent: list[OutgoingRecord] = []
-
-    def send_batch(
-        self,
-        records: Sequence[OutgoingRecord],
-        timeout_s: float | None = None,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        self.sent.extend(records)
-
-    def close(self, timeout_s: float = 5.0) -> None:
-        pass
-
-
 RECORD = OutgoingRecord("t", 0, b"k", b"{}", (("binlog.file", b"mysql-bin.000001"),))
 
 
@@ -85,7 +69,7 @@ def test_owner_sends_and_acks_with_its_header(
     FencedSender(sender, fence, D, "10.0.0.1:42").send_batch([RECORD])
     FencedService(service, fence).ack(CLIENT, 1)
     assert service.calls == ["ack 1"]
-    assert sender.sent[0].headers == (
+    assert sender.records[0].headers == (
         ("binlog.file", b"mysql-bin.000001"),
         (HEADER_NODE, b"10.0.0.1:42"),
     )
@@ -105,7 +89,7 @@ def test_not_granted_is_refused_but_rollback_passes(
         with pytest.raises(FencedOut, match="no longer owns"):
             call()
     fenced.rollback(CLIENT, 1)
-    assert service.calls == ["rollback 1"] and sender.sent == []
+    assert service.calls == ["rollback 1"] and sender.records == []
 
 
 def test_node_of_another_session_is_refused_and_revokes(
@@ -154,14 +138,16 @@ class FreezingSender(FakeSender):
     ) -> None:
         from bridge.mq.exceptions import DeliveryCancelled
 
+        handed: list[OutgoingRecord] = []
+        self.sent.append(handed)
         for index, record in enumerate(records):
-            self.sent.append(record)
+            handed.append(record)
             if index == 0:
                 self.now[0] += self.jump
         assert cancel is not None
-        if len(self.sent) < len(records) or cancel.is_set():
+        if len(self.records) < len(records) or cancel.is_set():
             self.purged = True
-            raise DeliveryCancelled(records[0].topic, len(records) - len(self.sent))
+            raise DeliveryCancelled(records[0].topic, len(records) - len(self.records))
 
 
 def test_frozen_mid_send_hands_nothing_more_over(
@@ -174,7 +160,7 @@ def test_frozen_mid_send_hands_nothing_more_over(
     sender = FreezingSender(now, jump=fence.lease_s * 2)
     with pytest.raises(FencedOut, match="during a send"):
         FencedSender(sender, fence, D, "a:1").send_batch([RECORD, RECORD, RECORD])
-    assert len(sender.sent) == 1 and sender.purged
+    assert len(sender.records) == 1 and sender.purged
 
 
 def test_node_gone_is_refused(new_session: Callable[..., ZkSession], layout: ZkLayout) -> None:

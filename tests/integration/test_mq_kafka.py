@@ -41,9 +41,9 @@ from bridge.mq import (
 )
 from bridge.mq.senders import KafkaSenders
 from bridge.mq.worker import build_worker
+from tests.doubles import ScriptedService
 from tests.integration.kafka_broker import ThrowawayKafka
 from tests.unit.mq.conftest import EntryMaker
-from tests.unit.mq.test_worker import ScriptedService
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
 

@@ -9,6 +9,7 @@ from bridge.admin import DestinationSnapshot, HaRoles, Probes
 from bridge.admin.metrics import BridgeCollector
 from bridge.mq.worker import WorkerProgress
 from bridge.position import EntryPosition
+from tests.doubles import FakeClock
 
 
 class FakeObserved:
@@ -17,14 +18,6 @@ class FakeObserved:
 
     def snapshots(self) -> Sequence[DestinationSnapshot]:
         return self.current
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 RUNNING = DestinationSnapshot(
