@@ -32,16 +32,19 @@ STRING (254, CHAR)        text in the column charset                  CHAR      
 BLOB family (249-252)     TEXT: charset text                          CLOB       VARBINARY
                           BLOB: bytes as ISO-8859-1 text              BLOB       (TINY) or
                                                                                  LONGVARBINARY
-ENUM (247)                the 1-based index ("0" = the '' error)      INTEGER    INTEGER
-SET (248)                 the bitmask as an unsigned decimal          BIT        BINARY
+ENUM (247)                the label ("" for the '' error value)       CHAR       CHAR
+  enum_set_labels=False   the 1-based index ("0" = the '' error)      INTEGER    INTEGER
+SET (248)                 the member labels joined by ","             CHAR       CHAR
+  enum_set_labels=False   the bitmask as an unsigned decimal          BIT        BINARY
 JSON (245, MySQL binary)  canal's JsonConversion text                 VARCHAR    OTHER
 GEOMETRY (255)            raw bytes (SRID + WKB) as ISO-8859-1 text   BLOB       BINARY
 VECTOR (242, MySQL 9)     VECTOR_TO_STRING text "[1.00000e+00,...]"   OTHER      OTHER
 ========================  ==========================================  =========  ==========
 
 The NULL column type is canal's ``mysqlToJavaType``: canal applies its unsigned / text / binary
-adjustments only to non-NULL values, so e.g. a NULL TEXT reports LONGVARBINARY and a NULL SET
-BINARY. We reproduce that, since it reaches FlatMessage ``sqlType``.
+adjustments only to non-NULL values, so e.g. a NULL TEXT reports LONGVARBINARY (and, with
+``enum_set_labels=False``, a NULL SET BINARY). We reproduce that, since it reaches FlatMessage
+``sqlType``.
 
 Deliberate differences from canal, each a canal bug:
 
@@ -52,8 +55,10 @@ Deliberate differences from canal, each a canal bug:
   fewer than 9 fractional digits ("0.0", canal issue #5313). ``DecodeOptions.canal_decimal_quirk``
   reproduces canal's text.
 - A legacy TIME (type 11) of exactly 100 hours renders "100:..", where canal writes "00:..".
-- ``DecodeOptions.enum_set_labels`` renders ENUM/SET labels (sql_type CHAR, as MySQL Connector/J
-  reports them) instead of canal's index / bitmask; off by default for wire compatibility.
+
+ENUM/SET values are labels by default (``DecodeOptions.enum_set_labels``; sql_type CHAR, as
+MySQL Connector/J reports them, and as the parser always renders them); ``enum_set_labels=False``
+gives the stored index / bitmask instead.
 
 Unknown or internal-only types (DECIMAL 0, NEWDATE 14, ...) raise ``UnsupportedColumnType``
 naming the column; an image running past the end of the event raises ``TruncatedRowImage``.

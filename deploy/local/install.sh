@@ -76,8 +76,8 @@ install_native() {
     | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then return; fi
   if ! command -v cargo >/dev/null; then
-    log "cargo not found: the bridge will run its pure-Python path (about half the throughput);" \
-      "install Rust from https://rustup.rs and rerun deploy/local/install.sh native"
+    log "cargo not found: the bridge will run its pure-Python path (same output, more CPU per row:" \
+      "docs/benchmarks.md); install Rust from https://rustup.rs and rerun deploy/local/install.sh native"
     return
   fi
   log "building the compiled hot path (native/, Rust) into $VENV_DIR"
