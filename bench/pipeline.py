@@ -18,7 +18,7 @@ import time
 from bench.workloads import WORKLOADS, connect, create_schema, master_position
 from bridge.config import MqConfig, SourceConfig
 from bridge.entry import Entry
-from bridge.mq.records import RecordBuilder
+from bridge.mq.formats import record_builder
 from bridge.parse.parser import BinlogParser
 from bridge.position import EntryPosition
 
@@ -38,7 +38,7 @@ def run(schema: str, start: tuple[str, int], expected: int) -> tuple[float, floa
     """Parse and build in batches of 1,000 entries (the store and worker's default), as the
     bridge does; returns the CPU seconds of each stage and the record count."""
     parser = BinlogParser(source())
-    builder = RecordBuilder.from_config(MqConfig(topic="bench"))
+    builder = record_builder(MqConfig(topic="bench"))
     entries = parser.entries(EntryPosition(journal_name=start[0], position=start[1]))
     next(entries)  # connect (and preflight) outside the timing
     parse_cpu = build_cpu = 0.0

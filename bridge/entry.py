@@ -7,8 +7,10 @@ rendered the way canal renders them (see ``bridge.parse.values``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any, Protocol
 
 
 class EntryType(Enum):
@@ -62,33 +64,16 @@ class RowData:
     after: tuple[Column, ...] = ()
 
 
-# ``RenderedRows``' fields in order, as the compiled path returns them and the wire carries them.
-RenderedParts = tuple[int, bytes, bytes, bytes, bytes]
+class EncodedRows(Protocol):
+    """The rows of one rows event already written in the destination's output format.
 
-
-@dataclass(frozen=True, slots=True)
-class RenderedRows:
-    """The rows of one rows event already written as canal's FlatMessage JSON and record key.
-
-    The binlog reader's child process renders them (``bridge.parse.child``) so that the
-    instance carries a few bytes objects instead of row objects across the process boundary.
-    The JSON lacks the batch ``id`` and build ``ts``, known only when a batch is built:
-    ``finish`` puts them in. ``len()`` is the number of rows; there are no row images to read.
-    Fields in ``RenderedParts`` order.
+    The binlog reader's process writes them ahead of their batch where the destination's
+    encoder allows (``AheadEncoding``), so that the instance carries a few
+    bytes objects instead of row objects across the process boundary. Opaque to everything
+    but the encoder that wrote them; ``len()`` is the number of rows.
     """
 
-    count: int
-    head: bytes
-    middle: bytes
-    tail: bytes
-    key: bytes
-
-    def __len__(self) -> int:
-        return self.count
-
-    def finish(self, batch_id: bytes, ts: bytes) -> bytes:
-        """The record value, given the batch id and build time as JSON numbers."""
-        return b"".join((self.head, batch_id, self.middle, ts, self.tail))
+    def __len__(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,15 +82,15 @@ class RowChange:
     is_ddl: bool = False
     sql: str = ""
     ddl_schema_name: str = ""
-    row_datas: tuple[RowData, ...] | RenderedRows = ()
+    row_datas: tuple[RowData, ...] | EncodedRows = ()
 
 
 def row_images(change: RowChange) -> tuple[RowData, ...]:
-    """The row images of a change. Rendered rows have none: the child renders rows only where
+    """The row images of a change. Encoded rows have none: they are encoded ahead only where
     nothing reads images afterwards (no field filter, no partition hash), so asking is a bug."""
     rows = change.row_datas
-    if isinstance(rows, RenderedRows):
-        raise TypeError("rows rendered by the binlog reader process have no row images")
+    if not isinstance(rows, tuple):
+        raise TypeError("rows encoded by the binlog reader process have no row images")
     return rows
 
 
@@ -139,3 +124,22 @@ class Entry:
     def mem_size(self) -> int:
         """Bytes this entry is charged in the store's MEMSIZE mode (canal: the raw event size)."""
         return max(self.header.event_length, 1)
+
+
+# A change's rows written in the output format as plain parts, or None to send the rows.
+AheadEncode = Callable[[Header, RowChange], tuple[Any, ...] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class AheadEncoding:
+    """How the binlog reader's process writes rows events in the destination's output format,
+    ahead of their batch (the format is the destination's business, not the reader's).
+
+    ``encode(header, change)`` runs in the reader's process and returns plain parts (a tuple
+    of bytes, ints, strings: the process pipe carries them), or None to send the rows themselves;
+    it must pickle (a module function or a ``functools.partial`` of one). ``revive(*parts)``
+    runs in the instance's process and returns the ``EncodedRows`` its encoder reads.
+    """
+
+    encode: AheadEncode
+    revive: Callable[..., EncodedRows]

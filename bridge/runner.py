@@ -26,6 +26,8 @@ from bridge.config import BridgeConfig, DestinationConfig
 from bridge.instance import EmbeddedServer, Instance
 from bridge.logs import set_position_lookup
 from bridge.meta import MetaManager, build_meta_manager
+from bridge.mq.formats import rows_encoder
+from bridge.mq.records import RowsEncoder
 from bridge.mq.senders import sender_factory
 from bridge.mq.worker import MqWorker, build_worker
 
@@ -43,11 +45,13 @@ def build_meta(config: BridgeConfig, ha: HaNode | None = None) -> MetaManager:
 
 
 def build_instance(
-    config: BridgeConfig, destination: DestinationConfig, ha: HaNode | None = None
+    config: BridgeConfig,
+    destination: DestinationConfig,
+    encoder: RowsEncoder,
+    ha: HaNode | None = None,
 ) -> Instance:
-    return Instance(
-        destination, build_meta(config, ha), max_record_bytes=config.kafka.max_message_bytes
-    )
+    """The destination's instance; its binlog reader may encode ahead as ``encoder`` allows."""
+    return Instance(destination, build_meta(config, ha), ahead=encoder.ahead())
 
 
 class Runner:
@@ -75,9 +79,11 @@ class Runner:
 
     def start_destination(self, name: str) -> None:
         destination = self.config.destination(name)
-        self.server.start(build_instance(self.config, destination, self.ha))
+        # The output format is chosen once: the instance's reader and the worker share it.
+        encoder = rows_encoder(destination.mq, self.senders.max_record_bytes)
+        self.server.start(build_instance(self.config, destination, encoder, self.ha))
         guard = None if self.ha is None else self.ha.outlets
-        worker = build_worker(destination, self.server, self.senders, guard)
+        worker = build_worker(destination, self.server, self.senders, guard, encoder=encoder)
         self.workers[name] = worker
         worker.start()
         log.info("destination %s started", name)

@@ -1,5 +1,6 @@
-"""Runs the record builder both ways, pure Python and compiled (``canal_bridge_native``), so
-a test can require the same bytes from each, and that the compiled path really ran."""
+"""Builds records with both FlatMessage encoders, pure Python and compiled
+(``canal_bridge_native``), so a test can require the same bytes from each, and that the
+compiled path really ran."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from typing import Any
 import pytest
 
 from bridge import native
-from bridge.config import MqConfig
-from bridge.entry import Entry, RenderedRows
-from bridge.mq.records import OutgoingRecord, RecordBuilder, render_rows
+from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
+from bridge.entry import Entry
+from bridge.mq.flat_encoder import RenderedRows, render_rows
+from bridge.mq.formats import record_builder
+from bridge.mq.records import OutgoingRecord
 from bridge.parse.wire import EntryDecoder, EntryEncoder
 
 
@@ -49,36 +52,46 @@ class CountingCompiled:
         return built
 
 
+BATCH_ID, BUILD_TS = 7, 1_700_000_000_000
+DEFAULT_MQ = MqConfig(topic="t")
+
+
 def records_both_ways(
-    entries: Sequence[Entry], builder: RecordBuilder | None = None
+    entries: Sequence[Entry],
+    mq: MqConfig = DEFAULT_MQ,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
 ) -> tuple[list[OutgoingRecord], list[OutgoingRecord], CountingCompiled]:
     """``(pure-Python records, compiled records, what the compiled path did)`` of a batch."""
-    builder = builder or RecordBuilder.from_config(MqConfig(topic="t"))
     counting = CountingCompiled(compiled_module())
-    saved = native.module
-    try:
-        native.module = None
-        python = builder.build(entries, 7, 1_700_000_000_000)
-        native.module = counting
-        compiled = builder.build(entries, 7, 1_700_000_000_000)
-    finally:
-        native.module = saved
-    return python, compiled, counting
+    python = record_builder(mq, max_record_bytes, compiled=None)
+    compiled = record_builder(mq, max_record_bytes, compiled=counting)
+    return (
+        python.build(entries, BATCH_ID, BUILD_TS),
+        compiled.build(entries, BATCH_ID, BUILD_TS),
+        counting,
+    )
 
 
 def records_rendered(
-    entries: Sequence[Entry], builder: RecordBuilder, limit: int = 1 << 30
+    entries: Sequence[Entry],
+    mq: MqConfig = DEFAULT_MQ,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    limit: int = 1 << 30,
+    *,
+    batch_id: int = BATCH_ID,
+    ts: int = BUILD_TS,
 ) -> tuple[list[OutgoingRecord], int]:
     """The records of a batch as the binlog reader process delivers it: rows events rendered
     up to ``limit`` bytes (``render_rows``), sent through the wire and decoded; and how many
     entries arrived rendered."""
-    compiled_module()
+    module = compiled_module()
     encoder = EntryEncoder(lambda header, change: render_rows(header, change, limit))
-    arrived = EntryDecoder().decode(encoder.encode(entries))
+    arrived = EntryDecoder(RenderedRows).decode(encoder.encode(entries))
     rendered = sum(
         1 for e in arrived if e.row_change and type(e.row_change.row_datas) is RenderedRows
     )
-    return builder.build(arrived, 7, 1_700_000_000_000), rendered
+    builder = record_builder(mq, max_record_bytes, compiled=module)
+    return builder.build(arrived, batch_id, ts), rendered
 
 
 def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
@@ -87,13 +100,11 @@ def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
     compare; ``tests/unit/mq/test_native_records.py`` then reports it as skipped."""
     if native.module is None:
         return
-    roomy = RecordBuilder.from_config(
-        MqConfig(topic="t"), max_record_bytes=1 << 30
-    )  # megabyte blobs
-    python, compiled, counting = records_both_ways(entries, roomy)
+    roomy = 1 << 30  # megabyte blobs
+    python, compiled, counting = records_both_ways(entries, max_record_bytes=roomy)
     assert compiled == python
     assert counting.written == len(entries) and counting.declined == 0
-    rendered, count = records_rendered(entries, roomy)
+    rendered, count = records_rendered(entries, max_record_bytes=roomy)
     assert rendered == python and count == len(entries)
 
 

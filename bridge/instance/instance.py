@@ -8,15 +8,13 @@ full (backpressure reaching the binlog socket).
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 
-from bridge import native
-from bridge.config import DEFAULT_MAX_RECORD_BYTES, DestinationConfig
-from bridge.entry import Entry, EntryType
+from bridge.config import DestinationConfig
+from bridge.entry import AheadEncoding, Entry, EntryType
 from bridge.instance.exceptions import InstanceFailed
 from bridge.instance.log_position import (
     FailbackLogPositionManager,
@@ -26,7 +24,6 @@ from bridge.instance.log_position import (
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
 from bridge.meta.base import MQ_CLIENT_ID
-from bridge.mq.records import RECORD_OVERHEAD, render_rows
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
     BinlogPurged,
@@ -38,16 +35,12 @@ from bridge.parse.exceptions import (
 )
 from bridge.parse.parser import BinlogParser, EntryReader
 from bridge.parse.source import SourceFacts
-from bridge.parse.wire import Render
 from bridge.position import EntryPosition, LogIdentity, LogPosition, resume_position_after
 from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
 from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
 from bridge.store.exceptions import StoreStopped
 
 log = logging.getLogger(__name__)
-
-# Bytes of a record kept free of rendered rows: headers (file name, GTID), batch id, build time.
-RENDER_HEADROOM = 16 * 1024
 
 # Where to start, given what the source is and the last known position (tests inject one).
 FindStart = Callable[[SourceFacts, LogPosition | None], EntryPosition]
@@ -75,10 +68,10 @@ class Instance:
         restart_delay_s: float = 2.0,
         find_start: FindStart | None = None,
         *,
-        max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+        ahead: AheadEncoding | None = None,
     ) -> None:
-        """``max_record_bytes``: the Kafka record limit of this destination's worker (records
-        well below it may be rendered by the binlog reader process)."""
+        """``ahead``: how the binlog reader's process may encode rows events ahead of their
+        batch, as the destination's encoder says (``RowsEncoder.ahead``)."""
         self.config = config
         self.destination = config.name
         self.identity = LogIdentity(config.source.address, config.source.slave_id)
@@ -102,9 +95,7 @@ class Instance:
             self.memory_positions, MetaLogPositionManager(meta)
         )
         self.parser = (
-            parser_factory(config)
-            if parser_factory is not None
-            else _default_parser(config, max_record_bytes)
+            parser_factory(config) if parser_factory is not None else _default_parser(config, ahead)
         )
         self.restart_delay_s = restart_delay_s
         self._find_start = find_start or self._search_start
@@ -228,14 +219,14 @@ class Instance:
         return max(0.0, time.time() - self.last_event_ms / 1000)
 
 
-def _default_parser(config: DestinationConfig, max_record_bytes: int) -> EntryReader:
+def _default_parser(config: DestinationConfig, ahead: AheadEncoding | None) -> EntryReader:
     if config.parser_process:
         return ParserProcess(
             config.source,
             time_zone=config.timestamp_time_zone,
             heartbeat_period_s=config.heartbeat_period_s,
             destination=config.name,
-            render=_renderer(render_limit(config, max_record_bytes)),
+            ahead=ahead_where_allowed(config, ahead),
         )
     return BinlogParser(
         config.source,
@@ -244,23 +235,11 @@ def _default_parser(config: DestinationConfig, max_record_bytes: int) -> EntryRe
     )
 
 
-def _renderer(limit: int | None) -> Render | None:
-    """The binlog reader process's renderer of rows events' records, up to ``limit`` bytes."""
-    return None if limit is None else functools.partial(render_rows, limit=limit)
-
-
-def render_limit(config: DestinationConfig, max_record_bytes: int) -> int | None:
-    """Up to how many bytes (value + key) the binlog reader process renders the records of
-    rows events (``bridge.mq.records.render_rows``), or None where it must send rows.
-
-    It renders with the compiled path only, and only where nothing after it reads row images:
-    no field filter (the sink would change the rows) and no partition hash (the partition
-    would depend on them). The limit leaves room for headers, the batch id and the build time,
-    so a rendered record always fits and a larger one keeps its rows for the oversize policy.
-    """
-    if native.module is None or config.filter.field or config.filter.black_field:
+def ahead_where_allowed(
+    config: DestinationConfig, ahead: AheadEncoding | None
+) -> AheadEncoding | None:
+    """The encoder's ahead-of-batch encoding, unless the sink changes rows after the binlog
+    reader (a field filter): encoded rows cannot be filtered."""
+    if config.filter.field or config.filter.black_field:
         return None
-    if config.mq.partition_hash:
-        return None
-    limit = max_record_bytes - RECORD_OVERHEAD - RENDER_HEADROOM
-    return limit if limit > 0 else None
+    return ahead

@@ -10,19 +10,23 @@ from bridge.mq.exceptions import (
     RecordTooLarge,
     TopicLookupFailed,
 )
+from bridge.mq.flat_encoder import CompiledFlatMessageEncoder, FlatMessageEncoder
 from bridge.mq.flat_message import (
     FlatMessage,
     SourcedMessage,
     build_flat_messages,
+    message_key,
     partition_message,
     split_rows,
 )
+from bridge.mq.formats import ENCODERS, record_builder, rows_encoder
 from bridge.mq.producer import KafkaProducer, RecordSender, TopicInspector, connection_settings
 from bridge.mq.records import (
     OutgoingRecord,
+    Placement,
     RecordBuilder,
+    RowsEncoder,
     binlog_headers,
-    message_key,
 )
 from bridge.mq.routing import (
     CanalPartitionRouter,
@@ -39,13 +43,16 @@ from bridge.mq.tail import format_record, tail
 from bridge.mq.worker import MqWorker, OutletGuard, WorkerProgress, WorkerSettings, build_worker
 
 __all__ = [
+    "ENCODERS",
     "SENDERS",
     "BrokerRejectedTooLarge",
     "CanalPartitionRouter",
     "CanalTopicRouter",
+    "CompiledFlatMessageEncoder",
     "DeliveryCancelled",
     "DeliveryFailed",
     "FlatMessage",
+    "FlatMessageEncoder",
     "KafkaProducer",
     "KafkaSenders",
     "MqError",
@@ -53,10 +60,12 @@ __all__ = [
     "OutgoingRecord",
     "OutletGuard",
     "PartitionRouter",
+    "Placement",
     "ProducerSetupFailed",
     "RecordBuilder",
     "RecordSender",
     "RecordTooLarge",
+    "RowsEncoder",
     "SenderFactory",
     "SourcedMessage",
     "TopicInspector",
@@ -74,7 +83,9 @@ __all__ = [
     "message_key",
     "partition_message",
     "partition_of",
+    "record_builder",
     "record_key",
+    "rows_encoder",
     "sender_factory",
     "split_rows",
     "tail",

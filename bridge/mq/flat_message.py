@@ -38,7 +38,7 @@ from bridge.entry import (
     RowData,
     row_images,
 )
-from bridge.mq.routing import PartitionRouter
+from bridge.mq.routing import PartitionRouter, record_key
 
 RowDict = dict[str, str | None]
 
@@ -326,3 +326,44 @@ def split_rows(message: FlatMessage, max_bytes: int) -> list[FlatMessage]:
         total += first_cost if index == start else size
     chunks.append(_select(message, range(start, len(data))))
     return chunks
+
+
+def message_key(message: FlatMessage) -> bytes:
+    """The record key of a message: its rows' primary key when they all share one.
+
+    A multi-row message whose rows have different keys (or a DDL) gets the table key
+    ``database.table``. The key follows ``data``: the after-image, the before-image for DELETE.
+    """
+    if message.is_ddl or not message.data or not message.pk_names:
+        return record_key(message.database, message.table)
+    pk_names, data = message.pk_names, message.data
+    if len(data) == 1:  # most rows events carry one row
+        return record_key(message.database, message.table, [data[0].get(n) for n in pk_names])
+    keys = {tuple(row.get(name) for name in pk_names) for row in data}
+    if len(keys) != 1:
+        return record_key(message.database, message.table)
+    return record_key(message.database, message.table, next(iter(keys)))
+
+
+def dead_letter_notice(
+    message: FlatMessage, header: Header, *, topic: str, partition: int, size: int, limit: int
+) -> bytes:
+    """A small JSON saying what was too large and where it is in the binlog (rows left out)."""
+    return orjson.dumps(
+        {
+            "reason": "oversize",
+            "topic": topic,
+            "partition": partition,
+            "size": size,
+            "limit": limit,
+            "id": message.id,
+            "database": message.database,
+            "table": message.table,
+            "type": message.type,
+            "es": message.es,
+            "rows": len(message.data or ()),
+            "binlogFile": header.logfile_name,
+            "binlogPosition": header.logfile_offset,
+            "gtid": header.gtid,
+        }
+    )

@@ -12,23 +12,20 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
 from bridge.entry import Entry
+from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
 from bridge.meta.base import MQ_CLIENT_ID
 from bridge.mq.exceptions import DeliveryCancelled, DeliveryFailed
+from bridge.mq.formats import rows_encoder
 from bridge.mq.producer import RecordSender
-from bridge.mq.records import OutgoingRecord, RecordBuilder
+from bridge.mq.records import OutgoingRecord, RecordBuilder, RowsEncoder
 from bridge.mq.senders import SenderFactory
 from bridge.position import EntryPosition, position_of
-
-if TYPE_CHECKING:
-    # Type-only while bridge.instance imports bridge.mq (the record renderer it hands its
-    # binlog reader); goes when the renderer is injected.
-    from bridge.instance.api import CanalService, Message
 
 log = logging.getLogger(__name__)
 
@@ -467,12 +464,14 @@ def build_worker(
     service: CanalService,
     senders: SenderFactory,
     guard: OutletGuard | None = None,
+    *,
+    encoder: RowsEncoder | None = None,
 ) -> MqWorker:
-    """The worker of ``destination`` (plain and HA mode alike): its record builder, a new
-    sender from ``senders`` (the worker owns and closes it), and both outlets wrapped by
-    ``guard`` if given."""
+    """The worker of ``destination`` (plain and HA mode alike): its record builder (over
+    ``encoder``, or the one the destination's format gives), a new sender from ``senders``
+    (the worker owns and closes it), and both outlets wrapped by ``guard`` if given."""
     settings = WorkerSettings.for_destination(destination)
-    builder = RecordBuilder.from_config(destination.mq, senders.max_record_bytes)
+    builder = RecordBuilder(encoder or rows_encoder(destination.mq, senders.max_record_bytes))
     sender = senders.sender(destination)
     if guard is not None:
         service, sender = guard.service(service), guard.sender(sender, destination.name)

@@ -6,9 +6,9 @@ worker as threads of one process, the bridge can go no faster than one core allo
 starts ``python -m bridge.parse.child``, which runs a ``BinlogParser`` and writes its entries
 to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
 is about to read the socket, where it may wait, or holds ``BATCH_ENTRIES`` entries, so an
-entry never waits for others to arrive. Given a renderer by the instance, the child also writes
-the records of rows events (``bridge.mq.records.render_rows``, compiled path): they cross as a
-few bytes objects, not as row values, which is what makes the second core pay off. The pipe
+entry never waits for others to arrive. Given the destination's ``AheadEncoding``, the child
+also writes rows events in the output format (FlatMessage, compiled path): they cross as a few
+bytes objects, not as row values, which is what makes the second core pay off. The pipe
 (widened to ``PIPE_BYTES``) carries the backpressure: while the store is full the instance
 stops reading, the child blocks writing and stops reading the binlog.
 
@@ -38,12 +38,12 @@ from typing import IO
 
 from bridge.collector import tune_garbage_collector
 from bridge.config import SourceConfig
-from bridge.entry import Entry
+from bridge.entry import AheadEncode, AheadEncoding, Entry
 from bridge.logs import configure_logging, configured_format
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import SourceFacts, preflight
-from bridge.parse.wire import EntryDecoder, EntryEncoder, Render
+from bridge.parse.wire import EntryDecoder, EntryEncoder
 from bridge.position import EntryPosition
 
 BATCH_ENTRIES = 1024
@@ -67,9 +67,8 @@ class ChildSpec:
     log_format: str
     log_level: int
     parent_pid: int
-    # Renders the records of rows events, given by the instance (the output format is not
-    # the binlog reader's business); picklable: a module function or a partial of one.
-    render: Render | None = None
+    # AheadEncoding.encode (the output format is not the binlog reader's business).
+    encode_ahead: AheadEncode | None = None
 
 
 class ParserProcess:
@@ -82,12 +81,12 @@ class ParserProcess:
         time_zone: str | None = None,
         heartbeat_period_s: float = 15.0,
         destination: str = "",
-        render: Render | None = None,
+        ahead: AheadEncoding | None = None,
     ) -> None:
-        """``render``: how the child renders the records of rows events, or None to send rows
-        (``bridge.instance.instance`` says where rendering is right)."""
+        """``ahead``: how the child writes rows events in the output format, or None to send
+        rows (the instance says where: ``bridge.instance.instance.ahead_where_allowed``)."""
         self._source = source
-        self._render = render
+        self._ahead = ahead
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
         self._destination = destination
@@ -112,7 +111,7 @@ class ParserProcess:
         if child is None:
             return
         assert child.stdout is not None
-        decoder = EntryDecoder()
+        decoder = EntryDecoder(self._ahead.revive if self._ahead is not None else None)
         try:
             while (frame := _read_frame(child.stdout)) is not None:
                 kind, payload = frame
@@ -140,7 +139,7 @@ class ParserProcess:
             log_format=configured_format(),
             log_level=logging.getLogger().getEffectiveLevel(),
             parent_pid=os.getpid(),
-            render=self._render,
+            encode_ahead=self._ahead.encode if self._ahead is not None else None,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -253,7 +252,7 @@ def main() -> int:
     configure_logging(spec.log_format, spec.log_level)
     tune_garbage_collector()
     threading.current_thread().name = f"parser-{spec.destination}"
-    encoder = EntryEncoder(spec.render)
+    encoder = EntryEncoder(spec.encode_ahead)
     batch: list[Entry] = []
 
     def flush() -> None:

@@ -4,10 +4,10 @@
 Entry travels as a flat tuple, enums as their values. Row images stay what the parser decoded
 (a plan, then tuples of texts and sql types): a plan is sent once, by number, the first time a
 batch uses it, and every later row names it by that number. Rows the parser built as Columns
-(rare) travel column by column. With a ``render`` function (``bridge.mq.records.render_rows``)
-the rows of a rows event travel as their rendered record instead (``RenderedRows``: a few
-bytes objects, no row objects on either side). ``EntryDecoder`` rebuilds entries equal to the
-originals, or to the originals with their rows rendered.
+(rare) travel column by column. Given the destination's ``AheadEncoding``, the rows of a rows
+event travel as what its encoder wrote ahead of the batch instead (a few bytes objects, no row
+objects on either side). ``EntryDecoder`` rebuilds entries equal to the originals, or to the
+originals with their rows encoded.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any
 
 from bridge.construct import slotted_constructor
 from bridge.entry import (
+    AheadEncode,
     Column,
+    EncodedRows,
     Entry,
     EntryType,
     EventType,
     Header,
-    RenderedParts,
-    RenderedRows,
     RowChange,
     RowData,
     row_images,
@@ -41,16 +41,14 @@ _new_header = slotted_constructor(Header)
 _new_entry = slotted_constructor(Entry)
 _new_row_change = slotted_constructor(RowChange)
 _new_row_data = slotted_constructor(RowData)
-_new_rendered_rows = slotted_constructor(RenderedRows)
-Render = Callable[[Header, RowChange], RenderedParts | None]
 
 
 class EntryEncoder:
     """Turns batches of entries into ``marshal`` bytes; remembers the plans already sent."""
 
-    def __init__(self, render: Render | None = None) -> None:
-        """``render(header, change)``: the rendered rows of a change, or None to send them."""
-        self._render = render
+    def __init__(self, encode_ahead: AheadEncode | None = None) -> None:
+        """``encode_ahead``: ``AheadEncoding.encode``, or None to send every change's rows."""
+        self._encode_ahead = encode_ahead
         self._plan_ids: dict[Plan, int] = {}
         self._new_plans: list[tuple[int, tuple[PlanColumn, ...]]] = []
 
@@ -74,8 +72,9 @@ class EntryEncoder:
         change = entry.row_change
         flat_change = None
         if change is not None:
-            # A tuple carries rendered rows (RenderedParts), a list row images.
-            rows: Any = self._render(h, change) if self._render is not None else None
+            # A tuple carries encoded rows (their parts), a list row images.
+            encode = self._encode_ahead
+            rows: Any = encode(h, change) if encode is not None else None
             if rows is None:
                 rows = [self._row(row) for row in row_images(change)]
             flat_change = (
@@ -123,8 +122,10 @@ def _columns(columns: Sequence[Column]) -> tuple[tuple[Any, ...], ...]:
 class EntryDecoder:
     """Rebuilds the entries of ``EntryEncoder``'s batches, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, revive: Callable[..., EncodedRows] | None = None) -> None:
+        """``revive``: ``AheadEncoding.revive``, given when the encoder sends encoded rows."""
         self._plans: dict[int, Plan | None] = {NO_PLAN: None}
+        self._revive = revive
 
     def decode(self, data: bytes) -> list[Entry]:
         plans, flat = marshal.loads(data)
@@ -166,9 +167,14 @@ class EntryDecoder:
                 is_ddl,
                 sql,
                 ddl_schema_name,
-                _new_rendered_rows(*rows) if type(rows) is tuple else self._rows(rows),
+                self._encoded(rows) if type(rows) is tuple else self._rows(rows),
             )
         return _new_entry(header, _ENTRY_TYPES[entry_type], row_change, transaction_id)
+
+    def _encoded(self, parts: tuple[Any, ...]) -> EncodedRows:
+        if self._revive is None:
+            raise TypeError("encoded rows arrived, but this decoder was given no revive")
+        return self._revive(*parts)
 
     def _rows(self, rows: list[tuple[Any, ...]]) -> tuple[RowData, ...]:
         plans = self._plans

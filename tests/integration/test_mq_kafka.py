@@ -22,7 +22,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from bridge.config import DestinationConfig, KafkaConfig
+from bridge.config import DEFAULT_MAX_RECORD_BYTES, DestinationConfig, KafkaConfig
 from bridge.config.rules import OversizePolicy
 from bridge.entry import Entry, EventType, RowData
 from bridge.meta import ClientIdentity
@@ -30,8 +30,10 @@ from bridge.mq import (
     BrokerRejectedTooLarge,
     CanalPartitionRouter,
     CanalTopicRouter,
+    FlatMessageEncoder,
     KafkaProducer,
     MqWorker,
+    Placement,
     RecordBuilder,
     RecordTooLarge,
     TopicInspector,
@@ -119,13 +121,20 @@ def nothing_more(bootstrap: str, topic: str, already: int) -> bool:
     return len(consume(bootstrap, topic, already + 1, timeout_s=3)) == already
 
 
-def records_builder(topic: str, partitions: int = 3, **kwargs: object) -> RecordBuilder:
-    return RecordBuilder(
+def records_builder(
+    topic: str,
+    partitions: int = 3,
+    *,
+    oversize: OversizePolicy | None = None,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+) -> RecordBuilder:
+    placement = Placement(
         CanalTopicRouter(topic, ""),
         CanalPartitionRouter(r"shop\.orders:id"),
         TopicPartitions(partitions, ""),
-        **kwargs,  # type: ignore[arg-type]
+        max_record_bytes,
     )
+    return RecordBuilder(FlatMessageEncoder(placement, oversize=oversize))
 
 
 def run_worker(

@@ -19,6 +19,7 @@ from spark_jobs.decode import (
     spark_type,
     typed_columns,
 )
+from tests.golden.flat_messages import read_golden
 
 KAFKA_SCHEMA = st.StructType(
     [
@@ -263,3 +264,47 @@ def test_zero_dates_and_out_of_range_values_are_null_and_flagged(spark: SparkSes
         "dtm": "0000-00-00 00:00:00.000",
         "ts": "0000-00-00 00:00:00.000000",
     }
+
+
+def test_the_golden_records_decode_to_their_rows(spark: SparkSession) -> None:
+    """The canonical records every writer is held to (``tests/golden``) are what the Spark
+    jobs read: each row comes out with its images, keys, types and binlog coordinates."""
+    golden = read_golden()
+    kafka = spark.createDataFrame(
+        [
+            (
+                record.key.encode(),
+                record.value,
+                record.topic,
+                record.partition,
+                offset,
+                dt.datetime(2026, 11, 25),
+                [(name, value.encode()) for name, value in record.headers],
+            )
+            for offset, record in enumerate(golden)
+        ],
+        KAFKA_SCHEMA,
+    )
+    rows = changes(parse_messages(kafka)).orderBy("kafka_offset", "row_index").collect()
+    expected = []
+    for record in golden:
+        message = orjson.loads(record.value)
+        if message["isDdl"]:
+            continue
+        olds = message["old"] or [None] * len(message["data"])
+        for index, (data, old) in enumerate(zip(message["data"], olds, strict=True)):
+            kind = message["type"]
+            before = {**data, **old} if old is not None else (data if kind == "DELETE" else None)
+            after = None if kind == "DELETE" else data
+            position = int(dict(record.headers)["binlog.position"])
+            expected.append(
+                (kind, message["table"], index, before, after, message["pkNames"], position)
+            )
+    got = [
+        (r.type, r.table, r.row_index, r.before, r.after, r.pk_names, r.binlog_position)
+        for r in rows
+    ]
+    assert got == expected and len(got) == 9
+    first = rows[0]
+    assert first.mysql_types["price"] == "decimal(10,2)" and first.gtid.endswith(":23")
+    assert first.after["note"] == 'say "hi"\\\n\té😀'

@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from bridge.config import BridgeConfig, InvalidConfig, load_config, parse_config, split_address
 from bridge.exceptions import ConfigError
-from bridge.mq.records import RecordBuilder
+from bridge.mq.flat_encoder import FlatMessageEncoder
+from bridge.mq.formats import record_builder
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-Pa55"
@@ -474,16 +475,17 @@ def test_mq_record_builder_wiring() -> None:
         },
     )
     mq = parse_config(data, environ={}).destinations[0].mq
-    builder = RecordBuilder.from_config(mq, 5000)
-    assert isinstance(builder, RecordBuilder)
-    assert (builder.ddl.mode, builder.oversize.mode, builder.max_record_bytes) == (
+    encoder = record_builder(mq, 5000, compiled=None).encoder
+    assert isinstance(encoder, FlatMessageEncoder)
+    placement = encoder.placement
+    assert (encoder.ddl.mode, encoder.oversize.mode, placement.max_record_bytes) == (
         "skip",
         "split",
         5000,
     )
-    assert builder.partitions.partition_for("a", "b", {"id": "1"}, ["id"], 4) == 2
-    assert builder.partition_counts.count_for("hot") == 8
-    assert builder.topics.topic_for("a", "b") == "t"
+    assert placement.partitions.partition_for("a", "b", {"id": "1"}, ["id"], 4) == 2
+    assert placement.partition_counts.count_for("hot") == 8
+    assert placement.topics.topic_for("a", "b") == "t"
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "bridge.runner",
     ),
     "bridge.mq": ("bridge.parse", "bridge.ha", "bridge.runner"),
+    # The instance gets its output format injected (RowsEncoder.ahead), never imports it.
+    "bridge.instance": ("bridge.mq", "bridge.ha", "bridge.admin", "bridge.runner"),
     "bridge.entry": ("bridge.parse", "bridge.mq", "bridge.instance"),
 }
 
@@ -41,6 +43,8 @@ def _imports(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module == "bridge" and node.level == 0:
+            names.update(f"bridge.{alias.name}" for alias in node.names)  # from bridge import x
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
@@ -73,8 +77,38 @@ def forbidden_edges() -> list[str]:
     return edges
 
 
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def package_cycles() -> list[str]:
+    """Packages under bridge/ (and top-level modules) that reach themselves by imports."""
+    edges: dict[str, set[str]] = {}
+    for path in sorted(BRIDGE.rglob("*.py")):
+        source = _package(_module_name(path))
+        for name in _imports(path):
+            if _within(name, "bridge") and name != "bridge" and _package(name) != source:
+                edges.setdefault(source, set()).add(_package(name))
+    cycles = []
+    for start in sorted(edges):
+        seen, todo = set(), list(edges[start])
+        while todo:
+            package = todo.pop()
+            if package not in seen:
+                seen.add(package)
+                todo.extend(edges.get(package, ()))
+        if start in seen:
+            cycles.append(start)
+    return cycles
+
+
 def test_no_module_imports_upwards() -> None:
     assert forbidden_edges() == []
+
+
+def test_packages_import_one_another_without_cycles() -> None:
+    """Not even under ``TYPE_CHECKING``: a cycle there is a layer boundary in the wrong place."""
+    assert package_cycles() == []
 
 
 def test_the_walk_sees_imports_inside_functions_and_type_checking_blocks(tmp_path: Path) -> None:
@@ -85,3 +119,9 @@ def test_the_walk_sees_imports_inside_functions_and_type_checking_blocks(tmp_pat
         "def f():\n    import bridge.sink\n"
     )
     assert {"bridge.mq.records", "bridge.sink"} <= _imports(source)
+
+
+def test_the_walk_sees_submodules_imported_from_the_package(tmp_path: Path) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text("from bridge import native, mq\n")
+    assert {"bridge.native", "bridge.mq"} <= _imports(source)

@@ -8,9 +8,10 @@ import random
 import pytest
 
 from bridge.config import MqConfig
-from bridge.entry import Entry, EntryType, EventType, Header, RenderedRows, RowChange, RowData
+from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.exceptions import RenderedRowsMisfit
-from bridge.mq.records import RecordBuilder, render_rows
+from bridge.mq.flat_encoder import RenderedRows, render_rows
+from bridge.mq.formats import record_builder
 from bridge.parse.rows import Plan, RowDecoder, decoded_row
 from tests.native_paths import compiled_module, records_both_ways, records_rendered
 from tests.unit.parse.test_decoded_rows import CASES
@@ -101,21 +102,17 @@ def test_rows_without_decoded_images_and_ddl_stay_on_the_python_path() -> None:
 def test_hashed_partitions_and_oversize_records_are_left_to_python() -> None:
     rng = random.Random(7)
     entries = [_random_entry(rng) for _ in range(50)]
-    hashed = RecordBuilder.from_config(
-        MqConfig(topic="t", partitions=3, partition_hash=".*\\..*:$pk$")
-    )
+    hashed = MqConfig(topic="t", partitions=3, partition_hash=".*\\..*:$pk$")
     python, compiled, counting = records_both_ways(entries, hashed)
     assert compiled == python and counting.written == 0
     assert len({r.partition for r in python}) > 1
 
     one_partition = MqConfig(topic="t", partitions=1, partition_hash=".*\\..*:$pk$")
-    python, compiled, counting = records_both_ways(
-        entries, RecordBuilder.from_config(one_partition)
-    )
+    python, compiled, counting = records_both_ways(entries, one_partition)
     assert compiled == python and counting.written == len(entries)
 
-    small = RecordBuilder.from_config(MqConfig(topic="t", oversize="split"), max_record_bytes=1200)
-    python, compiled, counting = records_both_ways(entries, small)
+    small = MqConfig(topic="t", oversize="split")
+    python, compiled, counting = records_both_ways(entries, small, max_record_bytes=1200)
     assert compiled == python
     assert len(python) > len(entries)  # some messages were too large and split
 
@@ -125,18 +122,17 @@ def test_records_rendered_by_the_reader_process_are_the_same_bytes() -> None:
     the builder: the same records as both other paths, for every random rows event."""
     rng = random.Random(11)
     entries = [_random_entry(rng) for _ in range(300)]
-    builder = RecordBuilder.from_config(MqConfig(topic="t"))
-    python, _, _ = records_both_ways(entries, builder)
-    rendered, count = records_rendered(entries, builder)
+    python, _, _ = records_both_ways(entries)
+    rendered, count = records_rendered(entries)
     assert rendered == python and count == len(entries)
 
 
 def test_records_over_the_render_limit_keep_their_rows_for_the_oversize_policy() -> None:
     rng = random.Random(7)
     entries = [_random_entry(rng) for _ in range(50)]
-    small = RecordBuilder.from_config(MqConfig(topic="t", oversize="split"), max_record_bytes=1200)
-    python, _, _ = records_both_ways(entries, small)
-    rendered, count = records_rendered(entries, small, limit=600)
+    small = MqConfig(topic="t", oversize="split")
+    python, _, _ = records_both_ways(entries, small, max_record_bytes=1200)
+    rendered, count = records_rendered(entries, small, max_record_bytes=1200, limit=600)
     assert rendered == python
     assert 0 < count < len(entries)
     assert len(python) > len(entries)  # the unrendered large ones were split as usual
@@ -149,8 +145,8 @@ def test_rendered_rows_that_the_destination_would_hash_are_refused_loudly() -> N
     parts = render_rows(entry.header, entry.row_change, 1 << 20)
     assert parts is not None and parts[0] == len(entry.row_change.row_datas)
     rendered = RenderedRows(*parts)
-    hashed = RecordBuilder.from_config(
-        MqConfig(topic="t", partitions=4, partition_hash=".*\\..*:id")
+    hashed = record_builder(
+        MqConfig(topic="t", partitions=4, partition_hash=".*\\..*:id"), compiled=compiled_module()
     )
     arrived = Entry(
         entry.header, entry.entry_type, RowChange(entry.row_change.event_type, row_datas=rendered)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.config.rules import DdlPolicy, OversizePolicy, RuleSyntaxError
 from bridge.entry import EventType, RowData
 from bridge.mq import (
     CanalPartitionRouter,
     CanalTopicRouter,
+    FlatMessageEncoder,
+    Placement,
     RecordBuilder,
     RecordTooLarge,
     TopicPartitions,
@@ -27,14 +30,18 @@ def builder(
     hash_rules: str = "",
     partitions: int = 1,
     per_topic: str = "",
-    **kwargs: object,
+    *,
+    ddl: DdlPolicy | None = None,
+    oversize: OversizePolicy | None = None,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
 ) -> RecordBuilder:
-    return RecordBuilder(
+    placement = Placement(
         CanalTopicRouter(topic, dynamic),
         CanalPartitionRouter(hash_rules),
         TopicPartitions(partitions, per_topic),
-        **kwargs,  # type: ignore[arg-type]
+        max_record_bytes,
     )
+    return RecordBuilder(FlatMessageEncoder(placement, ddl, oversize))
 
 
 def test_static_topic_record(make: EntryMaker) -> None:

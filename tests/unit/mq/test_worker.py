@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from bridge.backoff import Backoff
+from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.entry import Entry, EventType, RowData
 from bridge.instance.api import Message
 from bridge.meta import ClientIdentity
@@ -21,7 +22,9 @@ from bridge.mq import (
     CanalTopicRouter,
     DeliveryCancelled,
     DeliveryFailed,
+    FlatMessageEncoder,
     MqWorker,
+    Placement,
     RecordBuilder,
     RecordTooLarge,
     TopicPartitions,
@@ -40,13 +43,14 @@ class MaxRng(random.Random):
         return b
 
 
-def builder(**kwargs: object) -> RecordBuilder:
-    return RecordBuilder(
+def builder(max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> RecordBuilder:
+    placement = Placement(
         CanalTopicRouter("example", ""),
         CanalPartitionRouter(r"shop\.orders:id"),
         TopicPartitions(3, ""),
-        **kwargs,  # type: ignore[arg-type]
+        max_record_bytes,
     )
+    return RecordBuilder(FlatMessageEncoder(placement))
 
 
 def transaction(make: EntryMaker, *ids: str) -> list[Entry]:

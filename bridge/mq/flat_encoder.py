@@ -1,0 +1,276 @@
+"""The FlatMessage encoders: canal's ``canal-json`` records, written in pure Python or by the
+compiled path (``canal_bridge_native``), byte for byte the same.
+
+``FlatMessageEncoder`` does everything canal decides (topic, partition, JSON) plus what canal
+lacks: a record key, binlog headers, a DDL policy and an oversize policy.
+``CompiledFlatMessageEncoder`` writes a rows event's record in one compiled call where that
+record cannot depend on the rows' partitions or on the oversize policy, and leaves everything
+else to the pure-Python encoder; it also lets the binlog reader's process write records
+ahead of their batch (``ahead``), less the batch id and build time, which ``RenderedRows``
+puts in.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bridge import native
+from bridge.config.rules import DdlPolicy, OversizePolicy
+from bridge.entry import AheadEncoding, Entry, EventType, Header, RowChange, RowData
+from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit
+from bridge.mq.flat_message import (
+    SKIPPED_ENTRY_TYPES,
+    FlatMessage,
+    dead_letter_notice,
+    flat_message_of,
+    message_key,
+    partition_message,
+    split_rows,
+)
+from bridge.mq.records import (
+    RECORD_OVERHEAD,
+    OutgoingRecord,
+    Placement,
+    binlog_headers,
+    new_record,
+)
+
+# Bytes of a record kept free of rendered rows: headers (file name, GTID), batch id, build time.
+RENDER_HEADROOM = 16 * 1024
+
+# Row change kinds as the compiled path numbers and names them.
+_NATIVE_KINDS = {
+    EventType.INSERT: (0, EventType.INSERT.value),
+    EventType.UPDATE: (1, EventType.UPDATE.value),
+    EventType.DELETE: (2, EventType.DELETE.value),
+}
+
+
+class FlatMessageEncoder:
+    """canal's FlatMessage records in pure Python: one message per rows event or DDL, split by
+    partition (partition hash) and, by the oversize policy, by size."""
+
+    def __init__(
+        self,
+        placement: Placement,
+        ddl: DdlPolicy | None = None,
+        oversize: OversizePolicy | None = None,
+    ) -> None:
+        self.placement = placement
+        self.ddl = ddl or DdlPolicy()
+        self.oversize = oversize or OversizePolicy()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(ddl={self.ddl.mode}, oversize={self.oversize.mode})"
+
+    def encode(self, entry: Entry, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
+        change = entry.row_change
+        if entry.entry_type in SKIPPED_ENTRY_TYPES or change is None:
+            return ()
+        message = flat_message_of(entry, change, batch_id, ts)
+        return self._records_of(message, entry.header)
+
+    def ahead(self) -> AheadEncoding | None:
+        return None  # the pure-Python records are written with their batch
+
+    def _records_of(self, message: FlatMessage, header: Header) -> list[OutgoingRecord]:
+        if message.is_ddl and self.ddl.mode == "skip":
+            return []
+        headers = binlog_headers(header)
+        if message.is_ddl and self.ddl.mode == "topic":
+            return self._sized(self.ddl.topic, 0, message, headers, header)
+        placement = self.placement
+        topic = placement.topics.topic_for(message.database, message.table)
+        count = placement.partition_counts.count_for(topic)
+        records: list[OutgoingRecord] = []
+        for partition, part in partition_message(message, placement.partitions, count):
+            records.extend(self._sized(topic, partition, part, headers, header))
+        return records
+
+    def _sized(
+        self,
+        topic: str,
+        partition: int,
+        message: FlatMessage,
+        headers: tuple[tuple[str, bytes], ...],
+        header: Header,
+    ) -> list[OutgoingRecord]:
+        key = message_key(message)
+        value = message.to_json()
+        budget = self.placement.value_budget(key, headers)
+        if len(value) <= budget:
+            return [new_record(topic, partition, key, value, headers)]
+        where = (
+            f"{message.database}.{message.table} {message.type} in batch {message.id} "
+            f"at {header.logfile_name}:{header.logfile_offset}"
+        )
+        if self.oversize.mode == "dead_letter":
+            notice = dead_letter_notice(
+                message, header, topic=topic, partition=partition, size=len(value), limit=budget
+            )
+            return [OutgoingRecord(self.oversize.topic, 0, key, notice, headers)]
+        if self.oversize.mode == "fail":
+            raise RecordTooLarge(topic, partition, len(value), budget, where)
+        records = []
+        for chunk in split_rows(message, budget):
+            chunk_key = message_key(chunk)
+            chunk_value = chunk.to_json()
+            if len(chunk_value) > self.placement.value_budget(chunk_key, headers):
+                raise RecordTooLarge(topic, partition, len(chunk_value), budget, where)
+            records.append(OutgoingRecord(topic, partition, chunk_key, chunk_value, headers))
+        return records
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedRows:
+    """The rows of one rows event written as FlatMessage JSON and record key by the binlog
+    reader's process (``render_rows``); an ``EncodedRows``. The JSON lacks the batch ``id``
+    and build ``ts``, known only when a batch is built: ``finish`` puts them in. Fields in the
+    order ``rows_record_parts`` returns them."""
+
+    count: int
+    head: bytes
+    middle: bytes
+    tail: bytes
+    key: bytes
+
+    def __len__(self) -> int:
+        return self.count
+
+    def finish(self, batch_id: bytes, ts: bytes) -> bytes:
+        """The record value, given the batch id and build time as JSON numbers."""
+        return b"".join((self.head, batch_id, self.middle, ts, self.tail))
+
+
+class CompiledFlatMessageEncoder(FlatMessageEncoder):
+    """The same records, rows events written by the compiled path where it can."""
+
+    def __init__(
+        self,
+        placement: Placement,
+        ddl: DdlPolicy | None = None,
+        oversize: OversizePolicy | None = None,
+        *,
+        compiled: native.Compiled,
+    ) -> None:
+        super().__init__(placement, ddl, oversize)
+        self._compiled = compiled
+        self._numbers = (-1, -1, b"", b"")  # the last batch id and ts, and their JSON
+
+    def encode(self, entry: Entry, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
+        change = entry.row_change
+        if change is not None and type(change.row_datas) is RenderedRows:
+            return (self._rendered_record(entry.header, change.row_datas, batch_id, ts),)
+        if change is not None and entry.entry_type not in SKIPPED_ENTRY_TYPES:
+            record = self._compiled_record(entry.header, change, batch_id, ts)
+            if record is not None:
+                return (record,)
+        return super().encode(entry, batch_id, ts)
+
+    def ahead(self) -> AheadEncoding | None:
+        """The binlog reader's process renders rows events' records where nothing after it
+        reads row images (no partition hash: the partition would depend on them) and up to a
+        limit that leaves room for headers, the batch id and the build time, so a rendered
+        record always fits and a larger one keeps its rows for the oversize policy."""
+        limit = self.placement.max_record_bytes - RECORD_OVERHEAD - RENDER_HEADROOM
+        if self.placement.partitions.hashing or limit <= 0:
+            return None
+        return AheadEncoding(functools.partial(render_rows, limit=limit), RenderedRows)
+
+    def _compiled_record(
+        self, header: Header, change: RowChange, batch_id: int, ts: int
+    ) -> OutgoingRecord | None:
+        """The record of a rows event written by the compiled path, or None where the
+        pure-Python path is needed: rows not straight from the parser, a message that hashing
+        may split over partitions, one over the size limit."""
+        native_rows = _native_rows(change)
+        if native_rows is None:
+            return None
+        (kind, event_type), rows = native_rows
+        database, table = header.schema_name, header.table_name
+        route = self.placement.route(database, table)
+        if route is None:
+            return None
+        built = self._compiled.rows_record(
+            batch_id,
+            database,
+            table,
+            kind,
+            event_type,
+            header.execute_time,
+            ts,
+            change.sql,
+            header.gtid,
+            rows,
+        )
+        if built is None:
+            return None
+        value, key = built
+        headers = binlog_headers(header)
+        if not self.placement.fits(value, key, header, headers):
+            return None
+        return new_record(route[0], route[1], key, value, headers)
+
+    def _rendered_record(
+        self, header: Header, rows: RenderedRows, batch_id: int, ts: int
+    ) -> OutgoingRecord:
+        """The record of rows the binlog reader process rendered: only the batch id and build
+        time are put in. It renders only where the partition does not depend on the rows and
+        far below the size limit, so neither can fail here."""
+        if self._numbers[:2] != (batch_id, ts):
+            self._numbers = (batch_id, ts, str(batch_id).encode(), str(ts).encode())
+        database, table = header.schema_name, header.table_name
+        route = self.placement.route(database, table)
+        value = rows.finish(self._numbers[2], self._numbers[3])
+        headers = binlog_headers(header)
+        if route is None or not self.placement.fits(value, rows.key, header, headers):
+            raise RenderedRowsMisfit(
+                f"{database}.{table} at {header.logfile_name}:{header.logfile_offset}: rows "
+                f"rendered by the binlog reader process do not fit this destination "
+                f"({'hashed over partitions' if route is None else 'over the size limit'})"
+            )
+        return new_record(route[0], route[1], rows.key, value, headers)
+
+
+def _native_rows(change: RowChange) -> tuple[tuple[int, str], tuple[RowData, ...]] | None:
+    """The compiled kind and rows of a change the compiled path can write: DML rows straight
+    from the parser (``DecodedRow``s, all of one kind); None for anything else."""
+    kind = _NATIVE_KINDS.get(change.event_type)
+    rows = change.row_datas
+    if kind is None or change.is_ddl or not rows or type(rows) is not tuple:
+        return None
+    first = type(rows[0])
+    if not hasattr(first, "new_plan"):
+        return None
+    if len(rows) > 1 and any(type(row) is not first for row in rows):
+        return None
+    return kind, rows
+
+
+def render_rows(
+    header: Header, change: RowChange, limit: int
+) -> tuple[int, bytes, bytes, bytes, bytes] | None:
+    """A rows event's record rendered ahead of its batch, as ``RenderedRows``' fields, with the
+    compiled path (in the binlog reader's process, which loads it itself); None where it
+    cannot, or where value and key would be over ``limit`` bytes (such records keep their
+    rows, for the oversize policy)."""
+    compiled = native.module
+    if compiled is None:
+        return None
+    native_rows = _native_rows(change)
+    if native_rows is None:
+        return None
+    (kind, event_type), rows = native_rows
+    return compiled.rows_record_parts(
+        header.schema_name,
+        header.table_name,
+        kind,
+        event_type,
+        header.execute_time,
+        change.sql,
+        header.gtid,
+        rows,
+        limit,
+    )

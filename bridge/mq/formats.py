@@ -1,0 +1,77 @@
+"""The output formats a destination can write, by name, and the one place that picks its
+encoder: once, when the destination is built (``rows_encoder``).
+
+A format is registered as a factory of its ``RowsEncoder`` (see that protocol for an example);
+the configuration names the format (``mq.flat_message: true`` is canal's ``canal-json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+
+from bridge import native
+from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
+from bridge.config.rules import DdlPolicy, OversizePolicy
+from bridge.mq.flat_encoder import CompiledFlatMessageEncoder, FlatMessageEncoder
+from bridge.mq.records import Placement, RecordBuilder, RowsEncoder
+from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
+
+# A format's encoder, from the destination's mq settings, its placement and the compiled
+# module (None: pure Python).
+EncoderFactory = Callable[[MqConfig, Placement, native.Compiled | None], RowsEncoder]
+
+
+def flat_message_encoder(
+    mq: MqConfig, placement: Placement, compiled: native.Compiled | None
+) -> RowsEncoder:
+    ddl, oversize = DdlPolicy.parse(mq.ddl), OversizePolicy.parse(mq.oversize)
+    if compiled is None:
+        return FlatMessageEncoder(placement, ddl, oversize)
+    return CompiledFlatMessageEncoder(placement, ddl, oversize, compiled=compiled)
+
+
+ENCODERS: dict[str, EncoderFactory] = {"flat_message": flat_message_encoder}
+
+
+class Loaded(Enum):
+    """``compiled=Loaded.MODULE``: whatever ``bridge.native`` loaded, read at the call."""
+
+    MODULE = "module"
+
+
+def format_name(mq: MqConfig) -> str:
+    """The registered format a destination's settings ask for."""
+    return "flat_message" if mq.flat_message else "protobuf"
+
+
+def placement_of(mq: MqConfig, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> Placement:
+    """canal's routing of a destination's settings, with the producer's record size limit."""
+    return Placement(
+        CanalTopicRouter(mq.topic, mq.dynamic_topic),
+        CanalPartitionRouter(
+            mq.partition_hash, database_hash=mq.database_hash, fixed_partition=mq.partition
+        ),
+        TopicPartitions(mq.partitions, mq.dynamic_topic_partitions),
+        max_record_bytes,
+    )
+
+
+def rows_encoder(
+    mq: MqConfig,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    compiled: native.Compiled | Loaded | None = Loaded.MODULE,
+) -> RowsEncoder:
+    """The encoder of a destination: its format's, compiled where the module is loaded (or
+    as ``compiled`` says: None for pure Python)."""
+    module = native.module if compiled is Loaded.MODULE else compiled
+    return ENCODERS[format_name(mq)](mq, placement_of(mq, max_record_bytes), module)
+
+
+def record_builder(
+    mq: MqConfig,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    compiled: native.Compiled | Loaded | None = Loaded.MODULE,
+) -> RecordBuilder:
+    """Everything a destination's MQ worker needs to turn batches into records."""
+    return RecordBuilder(rows_encoder(mq, max_record_bytes, compiled))

@@ -1,0 +1,190 @@
+"""Canonical FlatMessage records: a fixed set of entries and, in ``flat_messages.golden``, the
+exact records canal's ``canal-json`` format makes of them, written down once and reviewed by
+hand. Every writer (the pure-Python encoder, the compiled one, rows rendered by the binlog
+reader's process) is held to these bytes, and the Spark tests read them as their input, so a
+change of the wire format shows up as a diff of this file, never silently in one writer.
+
+Regenerate (then read the diff!): ``var/venv/bin/python -m tests.golden.flat_messages``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from bridge.config import MqConfig
+from bridge.entry import Entry, EntryType, EventType, Header, RowChange
+from bridge.mq.formats import record_builder
+from bridge.mq.records import OutgoingRecord
+from bridge.parse.rows import Plan, decoded_row
+
+GOLDEN_FILE = Path(__file__).with_name("flat_messages.golden")
+BATCH_ID, BUILD_TS = 42, 1_764_000_000_123
+# One destination: dynamic topic per schema, so routing shows in the golden records too.
+MQ = MqConfig(topic="cdc", dynamic_topic="shop", partitions=1)
+
+ORDERS = Plan.described(
+    [
+        (0, "id", True, "bigint(20) unsigned", -5),
+        (1, "note", False, "varchar(40)", 12),
+        (2, "price", False, "decimal(10,2)", 3),
+        (3, "created", False, "datetime(3)", 93),
+        (4, "doc", False, "json", 12),
+        (5, "flags", False, "bit(3)", -7),
+    ]
+)
+ORDER_TYPES = (-5, 12, 3, 93, 12, -7)
+LINES = Plan.described(
+    [
+        (0, "order_id", True, "int(11)", 4),
+        (1, "region", True, "char(2)", 1),
+        (2, "qty", False, "int(11)", 4),
+    ]
+)
+LINE_TYPES = (4, 1, 4)
+AUDIT = Plan.described([(0, "at", False, "timestamp", 93), (1, "what", False, "text", -4)])
+
+
+def _header(table: str, event_type: EventType, offset: int, gtid: str = "") -> Header:
+    return Header(
+        "mysql-bin.000007", offset, 11, 1_764_000_000_000, "shop", table, event_type, gtid, 120
+    )
+
+
+def _rows(event_type: EventType, table: str, offset: int, *rows: object, gtid: str = "") -> Entry:
+    change = RowChange(event_type, row_datas=tuple(rows))  # type: ignore[arg-type]
+    return Entry(_header(table, event_type, offset, gtid), EntryType.ROWDATA, change)
+
+
+def canonical_entries() -> list[Entry]:
+    """One batch covering what the format distinguishes: each DML kind, ``old`` with only the
+    changed columns, NULLs, escapes and non-ASCII text, composite and null keys, several rows
+    with one key or different keys, a table without a key, DDL, transaction markers."""
+    begin = Entry(_header("", EventType.INSERT, 100), EntryType.TRANSACTIONBEGIN)
+    first = ("1", 'say "hi"\\\n\té😀', "12.50", "2026-11-25 08:00:00.123", '{"a": [1, 2.5]}', "5")
+    second = ("2", None, "0.00", "0000-00-00 00:00:00.000", None, "0")
+    changed = ("1", "edited", "12.50", "2026-11-25 08:00:00.123", '{"a": []}', "5")
+    entries = [
+        begin,
+        _rows(
+            EventType.INSERT,
+            "orders",
+            200,
+            decoded_row(None, (), (), ORDERS, first, ORDER_TYPES),
+            gtid="3e11fa47-71ca-11e1-9e33-c80aa9429562:23",
+        ),
+        _rows(
+            EventType.INSERT,
+            "orders",
+            400,
+            decoded_row(None, (), (), ORDERS, second, ORDER_TYPES),
+            decoded_row(
+                None,
+                (),
+                (),
+                ORDERS,
+                ("3", "x", "1.00", "2026-01-01 00:00:00.000", "null", "7"),
+                ORDER_TYPES,
+            ),
+        ),
+        _rows(
+            EventType.UPDATE,
+            "orders",
+            600,
+            decoded_row(ORDERS, first, ORDER_TYPES, ORDERS, changed, ORDER_TYPES),
+        ),
+        _rows(
+            EventType.DELETE, "orders", 800, decoded_row(ORDERS, second, ORDER_TYPES, None, (), ())
+        ),
+        _rows(
+            EventType.UPDATE,
+            "order_lines",
+            1000,
+            decoded_row(LINES, ("1", "eu", "2"), LINE_TYPES, LINES, ("1", "eu", "3"), LINE_TYPES),
+            decoded_row(LINES, ("1", "eu", "5"), LINE_TYPES, LINES, ("1", "eu", "6"), LINE_TYPES),
+        ),
+        _rows(
+            EventType.INSERT,
+            "order_lines",
+            1200,
+            decoded_row(None, (), (), LINES, ("2", None, "1"), LINE_TYPES),
+        ),
+        _rows(
+            EventType.INSERT,
+            "audit",
+            1400,
+            decoded_row(None, (), (), AUDIT, ("2026-11-25 08:00:01", "ünïcödé"), (93, -4)),
+        ),
+        Entry(
+            _header("orders", EventType.ALTER, 1600),
+            EntryType.ROWDATA,
+            RowChange(
+                EventType.ALTER,
+                is_ddl=True,
+                sql="ALTER TABLE orders ADD COLUMN x INT",
+                ddl_schema_name="shop",
+            ),
+        ),
+        Entry(_header("", EventType.INSERT, 1800), EntryType.TRANSACTIONEND, transaction_id="991"),
+    ]
+    return entries
+
+
+@dataclass(frozen=True)
+class GoldenRecord:
+    """One record as the golden file holds it: where it goes, then its value, exactly."""
+
+    topic: str
+    partition: int
+    key: str
+    headers: list[list[str]]
+    value: bytes
+
+    @classmethod
+    def of(cls, record: OutgoingRecord) -> GoldenRecord:
+        headers = [[name, value.decode()] for name, value in record.headers]
+        return cls(record.topic, record.partition, record.key.decode(), headers, record.value)
+
+
+def render(records: list[GoldenRecord]) -> str:
+    """The golden file's text: per record, a line of routing JSON and a line of value bytes."""
+    lines = []
+    for record in records:
+        where = {
+            "topic": record.topic,
+            "partition": record.partition,
+            "key": record.key,
+            "headers": record.headers,
+        }
+        lines += [orjson.dumps(where).decode(), record.value.decode()]
+    return "\n".join(lines) + "\n"
+
+
+def read_golden() -> list[GoldenRecord]:
+    # Split on newlines only: values hold U+2028 and other characters splitlines() cuts at.
+    lines = GOLDEN_FILE.read_text().split("\n")[:-1]
+    records = []
+    for where_line, value_line in zip(lines[::2], lines[1::2], strict=True):
+        where = orjson.loads(where_line)
+        records.append(
+            GoldenRecord(
+                where["topic"],
+                where["partition"],
+                where["key"],
+                where["headers"],
+                value_line.encode(),
+            )
+        )
+    return records
+
+
+def main() -> None:
+    records = record_builder(MQ, compiled=None).build(canonical_entries(), BATCH_ID, BUILD_TS)
+    GOLDEN_FILE.write_text(render([GoldenRecord.of(r) for r in records]))
+    print(f"wrote {len(records)} records to {GOLDEN_FILE}")
+
+
+if __name__ == "__main__":
+    main()

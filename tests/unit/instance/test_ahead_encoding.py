@@ -1,0 +1,61 @@
+"""Where the binlog reader's process encodes rows events ahead of their batch: only with the
+compiled FlatMessage encoder, only where nothing after the reader reads row images, only well
+below the record limit."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, cast
+
+import pytest
+
+from bridge import native
+from bridge.config import parse_config
+from bridge.config.models import DestinationConfig
+from bridge.entry import AheadEncoding
+from bridge.instance.instance import ahead_where_allowed
+from bridge.mq.flat_encoder import RENDER_HEADROOM, RenderedRows, render_rows
+from bridge.mq.formats import rows_encoder
+from bridge.mq.records import RECORD_OVERHEAD
+from tests.unit.test_config import base, with_
+
+# The encoder only asks whether a compiled module is there when it says what may go ahead.
+STAND_IN = cast(native.Compiled, object())
+
+
+def ahead(
+    data: dict[str, Any] | None = None,
+    max_record_bytes: int = 1_000_000,
+    compiled: native.Compiled | None = STAND_IN,
+) -> AheadEncoding | None:
+    config: DestinationConfig = parse_config(data or base(), environ={}).destinations[0]
+    encoder = rows_encoder(config.mq, max_record_bytes, compiled=compiled)
+    return ahead_where_allowed(config, encoder.ahead())
+
+
+def test_rendered_up_to_the_record_limit_less_headroom() -> None:
+    encoding = ahead()
+    assert encoding is not None and encoding.revive is RenderedRows
+    assert isinstance(encoding.encode, functools.partial)
+    assert encoding.encode.func is render_rows
+    assert encoding.encode.keywords == {"limit": 1_000_000 - RECORD_OVERHEAD - RENDER_HEADROOM}
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("destinations.0.filter.field", "shop.orders:id/qty"),
+        ("destinations.0.filter.black_field", "shop.orders:note"),
+        ("destinations.0.mq.partition_hash", "shop.orders:id"),
+    ],
+)
+def test_not_where_row_images_are_read_afterwards(path: str, value: str) -> None:
+    assert ahead(with_(path, value)) is None
+
+
+def test_not_when_the_record_limit_leaves_no_room() -> None:
+    assert ahead(max_record_bytes=RECORD_OVERHEAD + RENDER_HEADROOM) is None
+
+
+def test_not_without_the_compiled_path() -> None:
+    assert ahead(compiled=None) is None
