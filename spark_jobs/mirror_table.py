@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
@@ -70,6 +71,20 @@ META_COLUMNS = st.StructType(
 _EMPTY_MAP = "CAST(map() AS map<string,string>)"
 
 Order = tuple[Any, ...]
+
+
+# The error conditions of "no Delta table at this path" (Spark 4.0, Delta 4.0): reading a path
+# that does not exist (PATH_NOT_FOUND) or a folder without a Delta log (DELTA_TABLE_NOT_FOUND),
+# SHOW TBLPROPERTIES of either (DELTA_MISSING_DELTA_TABLE).
+NO_TABLE_CONDITIONS = frozenset(
+    {"PATH_NOT_FOUND", "DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE"}
+)
+
+
+def is_no_table(exc: AnalysisException) -> bool:
+    """Whether ``exc`` says the path holds no Delta table, by its error condition (not its
+    message text, which Spark and Delta reword between versions)."""
+    return exc.getCondition() in NO_TABLE_CONDITIONS
 
 
 def table_path(root: str, database: str, table: str) -> str:
@@ -122,10 +137,8 @@ class MirrorTable:
     def _read_state(self) -> TableState | None:
         try:
             rows = self.spark.sql(f"SHOW TBLPROPERTIES {self.ref}").collect()
-        except Exception as exc:  # Delta raises AnalysisException subclasses for "no table"
-            if "is not a Delta table" in str(exc) or "PATH_NOT_FOUND" in str(exc):
-                return None
-            if "DELTA_MISSING_DELTA_TABLE" in str(exc) or "doesn't exist" in str(exc):
+        except AnalysisException as exc:
+            if is_no_table(exc):
                 return None
             raise
         props = {r["key"]: r["value"] for r in rows}

@@ -39,11 +39,12 @@ from decimal import Decimal
 from typing import Any, TextIO
 
 import pymysql
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
 
-from spark_jobs.mirror_table import META_PREFIX, quote, table_path
+from spark_jobs.mirror_table import META_PREFIX, is_no_table, quote, table_path
 from spark_jobs.session import build_session
 
 IDENTICAL, DIFFERENT, FAILED = 0, 1, 2
@@ -212,8 +213,8 @@ def read_mirror(spark: SparkSession, path: str, time_zone: str) -> tuple[list[st
     formatted in ``time_zone``); ([], []) when there is no mirror table yet."""
     try:
         frame = spark.read.format("delta").load(path)
-    except Exception as exc:
-        if "not a Delta table" in str(exc) or "PATH_NOT_FOUND" in str(exc):
+    except AnalysisException as exc:
+        if is_no_table(exc):
             return [], []
         raise
     columns = [f.name for f in frame.schema if not f.name.startswith(META_PREFIX)]
