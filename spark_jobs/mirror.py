@@ -41,12 +41,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import reduce
 from operator import or_
-from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
 
 from spark_jobs.ddl import AddColumn, DropColumn, OtherClause, parse_alter
 from spark_jobs.decode import ORDER_COLUMNS, change_order, changes, parse_messages
@@ -378,7 +377,7 @@ def _message_order() -> Column:
     )
 
 
-def _order_literal(order: Order) -> Any:
+def _order_literal(order: Order) -> Column:
     file, position, es, partition, offset = order
     return sf.struct(
         sf.lit(file).alias("binlog_file"),
@@ -478,7 +477,7 @@ def _actions(segment: DataFrame, primary_key: Sequence[str]) -> DataFrame:
     key_changed = reduce(or_, [~before[k].eqNullSafe(after[k]) for k in primary_key])
     kind = sf.col("type")
 
-    def action(image: Any, op: str, rank: int) -> list[Any]:
+    def action(image: Column, op: str, rank: int) -> list[Column | str]:
         return [
             image.alias("image"),
             sf.lit(op).alias("_cdc_op"),

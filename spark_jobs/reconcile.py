@@ -208,7 +208,9 @@ def read_source(login: SourceLogin, database: str, table: str) -> SourceTable:
     return SourceTable(columns=columns, primary_key=key, rows=rows)
 
 
-def read_mirror(spark: SparkSession, path: str, time_zone: str) -> tuple[list[str], list[dict]]:
+def read_mirror(
+    spark: SparkSession, path: str, time_zone: str
+) -> tuple[list[str], list[dict[str, Any]]]:
     """The mirror's source columns and current rows (no tombstones; TIMESTAMP values
     formatted in ``time_zone``); ([], []) when there is no mirror table yet."""
     try:

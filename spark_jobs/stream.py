@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from spark_jobs.decode import read_kafka
 

@@ -24,7 +24,7 @@ py=$VENV_DIR/bin
 log "lint: ruff"
 "$py/ruff" check .
 "$py/ruff" format --check .
-log "types: mypy (strict on bridge/)"
+log "types: mypy (strict on bridge/ and spark_jobs/)"
 "$py/mypy"
 if [ -f "$VENV_DIR/.native.sha256" ]; then
   # Built: the compiled-vs-Python twin tests must run, not skip.
