@@ -323,7 +323,7 @@ def declared(mysql: MysqlEndpoint, mariadb_text: str) -> str:
 
 
 # Folders whose every test needs a real service, and the fixtures that are one.
-_SERVICE_FOLDERS = ("integration", "e2e", "ha", "spark")
+_SERVICE_FOLDERS = ("integration", "e2e", "ha", "spark", "image")
 _SERVICE_FIXTURES = frozenset(
     {"mysql", "source_servers", "kafka_bootstrap", "zookeeper_hosts", "spark", "binlog_server"}
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what canal-bridge needs on a Debian machine, idempotently:
-#   system packages (MariaDB server and client, Java 17+, Maven, Python venv support),
+#   system packages (MariaDB server and client, Java 17+, Maven, Python venv support, buildah),
 #   the Kafka broker + ZooKeeper jars from Maven Central (into var/cache/kafka-libs),
 #   a Debian sid root file system with MySQL 9.x (debootstrap, into var/cache/sid-rootfs),
 #   the project's virtualenv (var/venv) with the spark, test and dev extras, and in it the
@@ -16,6 +16,7 @@ install_system() {
   command -v mvn >/dev/null || missing+=(maven)
   python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
   command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+  command -v buildah >/dev/null || missing+=(buildah)  # the container image (deploy/docker)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
   local java_major
   java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.specification.version = //p')

@@ -70,3 +70,11 @@ pid_alive() {
   pid=$(cat "$1")
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
 }
+
+# The container image (deploy/docker/build.sh): buildah's storage (vfs driver, no daemon, no
+# registry) under the cache, so builds and the image smoke test share it. Run buildah through
+# `image_buildah` to see the same images.
+IMAGE_STORAGE=$CACHE_DIR/containers
+image_buildah() {
+  buildah --root "$IMAGE_STORAGE/storage" --runroot "$IMAGE_STORAGE/run" --storage-driver vfs "$@"
+}

@@ -38,5 +38,12 @@ if [ -f "$VENV_DIR/.native.sha256" ]; then
     cargo test --release -q
   )
 fi
+if [ -f "$VENV_DIR/.native.sha256" ]; then
+  # The container image carries the compiled hot path: built, its smoke test (tests/image)
+  # must run, not skip. A repeat build reuses the cached base and wheelhouse.
+  log "image: deploy/docker/build.sh"
+  deploy/docker/build.sh
+  export CANAL_BRIDGE_REQUIRE_IMAGE=1
+fi
 log "tests: pytest"
 "$py/python" -m pytest -q -p no:cacheprovider "$@"
