@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bridge.entry import Entry
+from bridge.entry import Entry, EntryType
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,15 @@ def position_of(entry: Entry) -> EntryPosition:
         gtid=header.gtid or None,
         timestamp=header.execute_time,
     )
+
+
+def is_ack_point(entry: Entry) -> bool:
+    """Whether resuming right after ``entry`` starts on a transaction boundary.
+
+    A TRANSACTIONEND closes a transaction; a DDL statement is a transaction of its own
+    (MySQL commits implicitly around it), as canal also treats it.
+    """
+    return entry.entry_type is EntryType.TRANSACTIONEND or entry.is_ddl
 
 
 def resume_position_after(entry: Entry) -> EntryPosition:

@@ -81,9 +81,18 @@ class Runner:
         destination = self.config.destination(name)
         # The output format is chosen once: the instance's reader and the worker share it.
         encoder = rows_encoder(destination.mq, self.senders.max_record_bytes)
-        self.server.start(build_instance(self.config, destination, encoder, self.ha))
+        instance = build_instance(self.config, destination, encoder, self.ha)
+        sender = self.senders.sender(destination)  # exactly-once: fences the previous owner
+        try:
+            cursor = self.senders.cursor(destination, instance.meta)
+            self.server.start(instance)
+        except BaseException:
+            sender.close()
+            raise
         guard = None if self.ha is None else self.ha.outlets
-        worker = build_worker(destination, self.server, self.senders, guard, encoder=encoder)
+        worker = build_worker(
+            destination, self.server, sender, guard, encoder=encoder, cursor=cursor
+        )
         self.workers[name] = worker
         worker.start()
         log.info("destination %s started", name)

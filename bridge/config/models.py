@@ -240,6 +240,11 @@ class MqConfig(_Model):
     flat_message: bool = True
     ddl: Annotated[str, AfterValidator(rules(DdlPolicy.parse))] = "inline"
     oversize: Annotated[str, AfterValidator(rules(OversizePolicy.parse))] = "fail"
+    # at_least_once: a batch is acked once Kafka confirmed it (a restart may send it again);
+    # exactly_once: each batch is one Kafka transaction that also commits the cursor to
+    # offsets_topic, and a restart or take-over fences the previous producer.
+    delivery: Literal["at_least_once", "exactly_once"] = "at_least_once"
+    offsets_topic: Topic = "canal-bridge-offsets"
 
     @field_validator("flat_message")
     @classmethod

@@ -9,7 +9,7 @@ headers, are the same for every format.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -146,19 +146,50 @@ class Placement:
         return self.max_record_bytes - len(key) - header_bytes - RECORD_OVERHEAD
 
 
+class BatchCursor(Protocol):
+    """The cursor committed with each batch's records in exactly-once delivery
+    (``bridge.mq.exactly_once.CursorLedger``), told which batches were acked or rolled back."""
+
+    def batch(self, batch_id: int, entries: Sequence[Entry]) -> tuple[list[Entry], OutgoingRecord]:
+        """The entries still to send (rows a previous process committed are left out) and
+        the cursor record that goes with them."""
+        ...
+
+    def acked(self, batch_id: int) -> None: ...
+
+    def rolled_back(self) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RecordBuilder:
-    """Turns a batch into records: every entry through the destination's encoder, in order."""
+    """Turns a batch into records: every entry through the destination's encoder, in order,
+    and in exactly-once delivery the batch's cursor record last."""
 
     encoder: RowsEncoder
+    cursor: BatchCursor | None = None
 
-    def build(self, entries: Iterable[Entry], batch_id: int, ts: int) -> list[OutgoingRecord]:
+    def build(self, entries: Sequence[Entry], batch_id: int, ts: int) -> list[OutgoingRecord]:
         """All records of one batch, in batch order (then ascending partition per message).
 
         Raises RecordTooLarge when a record is over the limit and the policy cannot help.
         """
         records: list[OutgoingRecord] = []
         encode = self.encoder.encode
+        cursor_record = None
+        if self.cursor is not None:
+            entries, cursor_record = self.cursor.batch(batch_id, entries)
         for entry in entries:
             records.extend(encode(entry, batch_id, ts))
+        if cursor_record is not None:
+            records.append(cursor_record)
         return records
+
+    def acked(self, batch_id: int) -> None:
+        """The worker acked ``batch_id``: its records (and cursor) are in Kafka."""
+        if self.cursor is not None:
+            self.cursor.acked(batch_id)
+
+    def rolled_back(self) -> None:
+        """The worker rolled back every outstanding batch."""
+        if self.cursor is not None:
+            self.cursor.rolled_back()

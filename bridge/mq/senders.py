@@ -11,7 +11,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 from bridge.config import BridgeConfig, DestinationConfig, KafkaConfig
+from bridge.meta import MetaManager
+from bridge.mq.exactly_once import resume
 from bridge.mq.producer import KafkaProducer, RecordSender
+from bridge.mq.records import BatchCursor
+from bridge.mq.transactional import TransactionalKafkaProducer, transactional_id
 
 
 class SenderFactory(Protocol):
@@ -34,6 +38,9 @@ class SenderFactory(Protocol):
             def sender(self, destination: DestinationConfig) -> RecordSender:
                 return PrintSender()
 
+            def cursor(self, destination, meta) -> BatchCursor | None:
+                return None  # no exactly-once delivery
+
         SENDERS["print"] = lambda config: PrintSenders()
     """
 
@@ -44,7 +51,14 @@ class SenderFactory(Protocol):
         ...
 
     def sender(self, destination: DestinationConfig) -> RecordSender:
-        """A new sender for ``destination``'s worker."""
+        """A new sender for ``destination``'s worker. In exactly-once delivery, making it
+        fences the destination's previous producer (a restarted or frozen process)."""
+        ...
+
+    def cursor(self, destination: DestinationConfig, meta: MetaManager) -> BatchCursor | None:
+        """In exactly-once delivery: where the destination resumes (its meta store is moved
+        there) and the cursor committed with each batch; None in at-least-once delivery.
+        Called after ``sender``, so that no fenced producer can commit after it read."""
         ...
 
 
@@ -59,7 +73,19 @@ class KafkaSenders:
         return self._config.max_message_bytes
 
     def sender(self, destination: DestinationConfig) -> RecordSender:
-        return KafkaProducer(self._config, client_id=f"canal-bridge-{destination.name}")
+        client_id = f"canal-bridge-{destination.name}"
+        if destination.mq.delivery == "exactly_once":
+            return TransactionalKafkaProducer(
+                self._config,
+                transactional_id=transactional_id(destination.name),
+                client_id=client_id,
+            )
+        return KafkaProducer(self._config, client_id=client_id)
+
+    def cursor(self, destination: DestinationConfig, meta: MetaManager) -> BatchCursor | None:
+        if destination.mq.delivery != "exactly_once":
+            return None
+        return resume(self._config, destination, meta)
 
 
 # broker -> its sender factory, from the whole config

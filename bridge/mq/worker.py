@@ -21,10 +21,8 @@ from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
 from bridge.meta.base import MQ_CLIENT_ID
 from bridge.mq.exceptions import DeliveryCancelled, DeliveryFailed
-from bridge.mq.formats import rows_encoder
 from bridge.mq.producer import RecordSender
-from bridge.mq.records import OutgoingRecord, RecordBuilder, RowsEncoder
-from bridge.mq.senders import SenderFactory
+from bridge.mq.records import BatchCursor, OutgoingRecord, RecordBuilder, RowsEncoder
 from bridge.position import EntryPosition, position_of
 
 log = logging.getLogger(__name__)
@@ -275,6 +273,7 @@ class MqWorker:
             self._retry_later(sending.message.batch_id, exc)
             return False
         self._service.ack(self.client, sending.message.batch_id)
+        self._builder.acked(sending.message.batch_id)
         self._outstanding.remove(sending.message.batch_id)
         self._backoff.reset()
         self._acked(sending.message.entries, sending.records)
@@ -282,6 +281,7 @@ class MqWorker:
 
     def _retry_later(self, batch_id: int, exc: DeliveryFailed) -> None:
         self._service.rollback(self.client, batch_id)
+        self._builder.rolled_back()
         self._outstanding.clear()
         delay = self._backoff.next()
         with self._lock:
@@ -317,6 +317,7 @@ class MqWorker:
         if self._outstanding:
             batch_id = self._outstanding[0]  # rolling back the oldest drops every later one
             self._outstanding.clear()
+            self._builder.rolled_back()
             try:
                 self._service.rollback(self.client, batch_id)
                 with self._lock:
@@ -462,17 +463,18 @@ class _Send:
 def build_worker(
     destination: DestinationConfig,
     service: CanalService,
-    senders: SenderFactory,
+    sender: RecordSender,
     guard: OutletGuard | None = None,
     *,
-    encoder: RowsEncoder | None = None,
+    encoder: RowsEncoder,
+    cursor: BatchCursor | None = None,
 ) -> MqWorker:
-    """The worker of ``destination`` (plain and HA mode alike): its record builder (over
-    ``encoder``, or the one the destination's format gives), a new sender from ``senders``
-    (the worker owns and closes it), and both outlets wrapped by ``guard`` if given."""
+    """The worker of ``destination`` (plain and HA mode alike): its record builder over the
+    destination's ``encoder`` (with the exactly-once ``cursor`` if given), ``sender`` (made
+    by the destination's ``SenderFactory``; the worker owns and closes it), and both outlets
+    wrapped by ``guard`` if given."""
     settings = WorkerSettings.for_destination(destination)
-    builder = RecordBuilder(encoder or rows_encoder(destination.mq, senders.max_record_bytes))
-    sender = senders.sender(destination)
+    builder = RecordBuilder(encoder, cursor)
     if guard is not None:
         service, sender = guard.service(service), guard.sender(sender, destination.name)
     client = ClientIdentity(destination.name, settings.client_id)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from bridge.entry import Entry, EntryType
-from bridge.position import LogIdentity, LogPosition, PositionRange, position_of
+from bridge.entry import Entry
+from bridge.position import LogIdentity, LogPosition, PositionRange, is_ack_point, position_of
 
 
 class BatchMode(Enum):
@@ -31,12 +31,8 @@ class Event:
 
     @property
     def is_ack_point(self) -> bool:
-        """Whether resuming right after this entry starts on a transaction boundary.
-
-        A TRANSACTIONEND closes a transaction; a DDL statement is a transaction of its own
-        (MySQL commits implicitly around it), as canal also treats it.
-        """
-        return self.entry.entry_type is EntryType.TRANSACTIONEND or self.entry.is_ddl
+        """Whether resuming right after this entry starts on a transaction boundary."""
+        return is_ack_point(self.entry)
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,13 +113,17 @@ class BridgeProcess:
             self.process.wait(30)
 
 
-def consume(bootstrap: str, topic: str) -> Iterator[tuple[int, int, bytes | None, dict[str, Any]]]:
-    """(partition, offset, key, FlatMessage) of every record, from the beginning, forever."""
+def consume(
+    bootstrap: str, topic: str, isolation: str = "read_committed"
+) -> Iterator[tuple[int, int, bytes | None, dict[str, Any]]]:
+    """(partition, offset, key, FlatMessage) of every record, from the beginning, forever
+    (``(-1, -1, None, {})`` while nothing comes)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": f"t-{uuid.uuid4().hex}",
             "enable.auto.commit": False,
+            "isolation.level": isolation,
         }
     )
     metadata = consumer.list_topics(topic, timeout=30)
@@ -139,3 +143,40 @@ def consume(bootstrap: str, topic: str) -> Iterator[tuple[int, int, bytes | None
             )
     finally:
         consumer.close()
+
+
+def read_to_end(
+    bootstrap: str, topic: str, isolation: str = "read_committed", timeout_s: float = 60
+) -> list[tuple[int, int, bytes | None, dict[str, Any]]]:
+    """Every record of ``topic`` as it stands now (up to each partition's end as
+    ``isolation`` sees it: the last stable offset for read_committed), in (partition,
+    offset) order. Transaction markers take offsets too, so the end is judged by the
+    consumer's position, not by the last record's offset."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"t-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=30)
+        parts = [TopicPartition(topic, p) for p in metadata.topics[topic].partitions]
+        ends = [consumer.get_watermark_offsets(part, timeout=30)[1] for part in parts]
+        consumer.assign([TopicPartition(topic, part.partition, 0) for part in parts])
+        records = []
+        deadline = time.monotonic() + timeout_s
+        while any(
+            end > 0 and position.offset < end  # an unread partition's position is negative
+            for position, end in zip(consumer.position(parts), ends, strict=True)
+        ):
+            assert time.monotonic() < deadline, f"{topic} not read to {ends} in {timeout_s}s"
+            message = consumer.poll(0.5)
+            if message is None or message.error() is not None:
+                continue
+            value = orjson.loads(message.value())
+            records.append((message.partition(), message.offset(), message.key(), value))
+    finally:
+        consumer.close()
+    return sorted(records, key=lambda r: (r[0], r[1]))

@@ -41,6 +41,7 @@ from bridge.mq import (
     WorkerSettings,
     tail,
 )
+from bridge.mq.formats import rows_encoder
 from bridge.mq.senders import KafkaSenders
 from bridge.mq.worker import build_worker
 from tests.doubles import ScriptedService
@@ -226,7 +227,9 @@ def test_per_key_order_over_many_batches(
     keys = [str(k) for k in range(1, 9)]
     batches = [orders_batch(make, *keys, note=f"v{version:03d}") for version in range(25)]
     service = ScriptedService(batches)
-    worker = build_worker(destination, service, KafkaSenders(kafka))
+    senders = KafkaSenders(kafka)
+    encoder = rows_encoder(destination.mq, senders.max_record_bytes)
+    worker = build_worker(destination, service, senders.sender(destination), encoder=encoder)
     worker.start()
     stopping.append(worker)
     assert service.wait_acked(len(batches), timeout_s=90)

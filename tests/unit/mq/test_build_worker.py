@@ -10,6 +10,7 @@ from bridge.config import BridgeConfig, DestinationConfig, KafkaConfig
 from bridge.ha import FencedOutlets, FencedSender, FencedService, ZkFence, ZkLayout, ZkSession
 from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
+from bridge.mq.formats import rows_encoder
 from bridge.mq.producer import KafkaProducer, RecordSender
 from bridge.mq.records import OutgoingRecord
 from bridge.mq.senders import SENDERS, KafkaSenders, sender_factory
@@ -106,7 +107,13 @@ class RecordingGuard:
 
 
 def run_briefly(worker_service: IdleService, factory: OneSenderFactory, guard: object) -> None:
-    worker = build_worker(DESTINATION, worker_service, factory, guard)  # type: ignore[arg-type]
+    worker = build_worker(
+        DESTINATION,
+        worker_service,  # type: ignore[arg-type]
+        factory.sender(DESTINATION),
+        guard,  # type: ignore[arg-type]
+        encoder=rows_encoder(DESTINATION.mq),
+    )
     assert worker.client == ClientIdentity("example", 1001)
     assert worker.settings.batch_size == 77
     worker.start()
