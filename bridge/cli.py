@@ -80,12 +80,20 @@ def status(config: ConfigOption) -> None:
 
 
 @app.command()
-def tail(
+def tail(  # noqa: PLR0917  (typer maps each option to a parameter)
     config: ConfigOption,
     topic: Annotated[str, typer.Option("--topic", "-t", help="topic to follow")],
     from_beginning: Annotated[bool, typer.Option(help="start at the oldest offset")] = False,
     max_messages: Annotated[int | None, typer.Option(help="stop after this many")] = None,
     timeout_s: Annotated[float | None, typer.Option(help="stop after this long idle")] = None,
+    read_committed: Annotated[
+        bool,
+        typer.Option(
+            "--read-committed/--read-uncommitted",
+            help="only records of committed transactions (exactly-once topics), or every "
+            "record written, aborted ones included",
+        ),
+    ] = True,
 ) -> None:
     """Pretty-print the FlatMessages of a topic as they arrive."""
     from bridge.mq.tail import tail as follow
@@ -98,6 +106,7 @@ def tail(
         max_messages=max_messages,
         idle_timeout_s=timeout_s,
         out=sys.stdout,
+        read_committed=read_committed,
     )
 
 

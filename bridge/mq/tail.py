@@ -34,6 +34,7 @@ def tail(
     *,
     idle_timeout_s: float | None = None,
     stop: threading.Event | None = None,
+    read_committed: bool = True,
 ) -> int:
     """Print the records of ``topic`` to ``out`` (one ``format_record`` line each).
 
@@ -42,12 +43,15 @@ def tail(
     3. Print each record until ``max_messages`` were printed, ``stop`` is set or nothing
        arrived for ``idle_timeout_s``. Transient consumer errors are logged; fatal ones raise.
 
-    Returns how many records were printed.
+    Returns how many records were printed. ``read_committed`` (librdkafka's default) leaves
+    out records of aborted or still open transactions: what a consumer of an exactly-once
+    topic sees.
     """
     settings: dict[str, Any] = {
         **connection_settings(config),
         "group.id": f"canal-bridge-tail-{uuid.uuid4().hex[:12]}",
         "enable.auto.commit": False,
+        "isolation.level": "read_committed" if read_committed else "read_uncommitted",
     }
     consumer = Consumer({**settings, "logger": LibrdkafkaLog(settings)})
     printed = 0

@@ -180,3 +180,18 @@ def read_to_end(
     finally:
         consumer.close()
     return sorted(records, key=lambda r: (r[0], r[1]))
+
+
+def wait_for_final_state(bootstrap: str, topic: str, final: dict[tuple[str, str], int]) -> None:
+    """Until every key's final state (``workload``'s result) is in the topic, read_committed."""
+    deadline = time.monotonic() + 180
+    while True:
+        state: dict[tuple[str, str], int] = {}
+        for _, _, _, message in read_to_end(bootstrap, topic):
+            for row in message.get("data") or ():
+                version = -1 if message["type"] == "DELETE" else int(row["version"])
+                state[(message["table"], row["id"])] = version
+        if all(state.get(key) == version for key, version in final.items()):
+            return
+        assert time.monotonic() < deadline, "the final state never arrived"
+        time.sleep(1)

@@ -20,6 +20,7 @@ from tests.e2e.bridge_process import (
     BridgeProcess,
     create_topic,
     read_to_end,
+    wait_for_final_state,
     write_config,
 )
 from tests.e2e.workload import PARTITIONS, assert_complete_and_ordered, create_tables, workload
@@ -28,21 +29,6 @@ pytestmark = [pytest.mark.services, pytest.mark.timeout(600)]
 
 KILLS = 20
 KEYS, ROUNDS = 30, 30
-
-
-def _wait_for_final_state(bootstrap: str, topic: str, final: dict[tuple[str, str], int]) -> None:
-    """Until every key's final state is in the topic (read_committed)."""
-    deadline = time.monotonic() + 180
-    while True:
-        state: dict[tuple[str, str], int] = {}
-        for _, _, _, message in read_to_end(bootstrap, topic):
-            for row in message.get("data") or ():
-                version = -1 if message["type"] == "DELETE" else int(row["version"])
-                state[(message["table"], row["id"])] = version
-        if all(state.get(key) == version for key, version in final.items()):
-            return
-        assert time.monotonic() < deadline, "the final state never arrived"
-        time.sleep(1)
 
 
 @pytest.mark.parametrize("delivery", ["exactly_once", "at_least_once"])
@@ -88,7 +74,7 @@ def test_twenty_kill_9_during_a_mixed_load(
             bridge = BridgeProcess(config).start()
             bridge.wait_for_output("reading")
         writer.join(300)
-        _wait_for_final_state(kafka_bootstrap, topic, final)
+        wait_for_final_state(kafka_bootstrap, topic, final)
         bridge.signal(signal.SIGTERM)
         assert bridge.wait(60) == 0, bridge.output()
     finally:

@@ -28,7 +28,13 @@ from kazoo.exceptions import NoNodeError
 from bridge.ha import HEADER_NODE, RunningInfo
 from bridge.ha.registration import local_ip
 from tests.conftest import MysqlEndpoint
-from tests.e2e.bridge_process import BridgeProcess, create_topic, write_config
+from tests.e2e.bridge_process import (
+    BridgeProcess,
+    create_topic,
+    read_to_end,
+    wait_for_final_state,
+    write_config,
+)
 from tests.e2e.workload import PARTITIONS, assert_complete_and_ordered, create_tables, workload
 from tests.ha.conftest import eventually
 from tests.ha.zookeeper_server import ThrowawayZooKeeper
@@ -149,6 +155,7 @@ def _setup(
     kafka_bootstrap: str,
     schema: str,
     zk_hosts: str,
+    **mq: Any,
 ) -> tuple[Cluster, str]:
     topic = f"ha-{uuid.uuid4().hex[:8]}"
     create_topic(kafka_bootstrap, topic, PARTITIONS)
@@ -161,6 +168,7 @@ def _setup(
         topic,
         partitions=PARTITIONS,
         partition_hash=r".*\..*:$pk$",
+        **mq,
     )
     config = yaml.safe_load(path.read_text())
     root = f"/ha-test/{uuid.uuid4().hex[:8]}"
@@ -278,6 +286,59 @@ def test_frozen_active_produces_nothing_after_it_resumes(
     )
     assert duplicates <= MAX_DUPLICATES
     print(f"{len(records)} records, {len(from_a)} from a, {duplicates} duplicate changes")
+
+
+def test_frozen_active_in_exactly_once_mode_every_change_arrives_once(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    own_zookeeper: ThrowawayZooKeeper,
+) -> None:
+    """The take-over re-sends nothing: the standby's producer fences the frozen one's, and
+    resumes from the cursor committed with the last batch."""
+    cluster, topic = _setup(
+        tmp_path,
+        mysql,
+        kafka_bootstrap,
+        scratch_schema,
+        own_zookeeper.hosts,
+        delivery="exactly_once",
+        offsets_topic=f"ha-offsets-{uuid.uuid4().hex[:8]}",
+    )
+    final: dict[tuple[str, str], int] = {}
+    try:
+        a = cluster.start()
+        a.wait_for_output("reading")
+        b = cluster.start()
+        writer = _start_writer(mysql, scratch_schema, final)
+        time.sleep(2.0)
+        a.signal(signal.SIGSTOP)
+        eventually(lambda: cluster.runs(b), SESSION_S + 5, "b owns the running node")
+        b.wait_for_output("reading", 10)
+        time.sleep(1.0)
+        resumed_ms = int(time.time() * 1000)
+        a.signal(signal.SIGCONT)
+        writer.join(120)
+        a.wait_for_output("lost", 15)
+        wait_for_final_state(kafka_bootstrap, topic, final)
+        time.sleep(2.0)  # room for a zombie to misbehave
+        records = read_topic(kafka_bootstrap, topic, final, timeout_s=90)
+        everything = read_to_end(kafka_bootstrap, topic)
+        assert cluster.runs(b)
+        assert a.process is not None and a.process.poll() is None, "a should stand by"
+        assert "exactly-once delivery resumes at" in b.output(), b.output()
+    finally:
+        cluster.close()
+    late = [
+        r
+        for r in records
+        if r.headers.get(HEADER_NODE) == address_of(a).encode() and r.timestamp_ms >= resumed_ms
+    ]
+    assert not late, f"a produced {len(late)} records after it resumed"
+    duplicates = assert_complete_and_ordered(everything, KEYS, ROUNDS, scratch_schema)
+    assert duplicates == 0
+    print(f"{len(everything)} records, {duplicates} duplicate changes")
 
 
 def test_zookeeper_restarted_mid_run_loses_nothing(
