@@ -177,7 +177,10 @@ class BridgeRun:
             destination["batch_size"] = self.batch_size
         if self.start is not None:
             destination["start"] = {"journal_name": self.start[0], "position": self.start[1]}
-        destination.update(self.settings or {})
+        for key, value in (self.settings or {}).items():
+            # A section (mq={delivery: exactly_once}) is merged into the one above.
+            merge = isinstance(value, dict) and isinstance(destination.get(key), dict)
+            destination[key] = {**destination[key], **value} if merge else value
         config = {
             "kafka": {"bootstrap_servers": bootstrap(), "producer": self.producer or {}},
             "meta": {"store": "file", "dir": str(self.workdir / "meta" / self.name)},

@@ -13,8 +13,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
 from bridge.entry import AheadEncoding, Entry, EntryType
+from bridge.exceptions import BridgeError
 from bridge.instance.exceptions import InstanceFailed
 from bridge.instance.log_position import (
     FailbackLogPositionManager,
@@ -41,6 +43,9 @@ from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
 from bridge.store.exceptions import StoreStopped
 
 log = logging.getLogger(__name__)
+
+# The longest wait between restarts of a failing binlog reader.
+RESTART_MAX_S = 60.0
 
 # Where to start, given what the source is and the last known position (tests inject one).
 FindStart = Callable[[SourceFacts, LogPosition | None], EntryPosition]
@@ -98,6 +103,9 @@ class Instance:
             parser_factory(config) if parser_factory is not None else _default_parser(config, ahead)
         )
         self.restart_delay_s = restart_delay_s
+        self._restart_backoff = Backoff(restart_delay_s, RESTART_MAX_S)
+        self._reading = False  # entries flowed since the last restart
+        self._traced: set[type[Exception]] = set()  # unexpected errors logged with a traceback
         self._find_start = find_start or self._search_start
         self.get_lock = threading.Lock()
         self.ack_lock = threading.Lock()
@@ -158,15 +166,28 @@ class Instance:
             except Exception as exc:
                 if self._stopping.is_set():
                     return
-                log.exception(
-                    "destination %s: parser failed (%s); restarting in %.0fs from the last "
-                    "stored transaction",
-                    self.destination,
-                    exc,
-                    self.restart_delay_s,
-                )
-                self.sink.reset()
-                self._stopping.wait(self.restart_delay_s)
+                self._restart_later(exc)
+
+    def _restart_later(self, exc: Exception) -> None:
+        """One line per failed attempt, waits growing to ``RESTART_MAX_S`` (a source that is
+        down at start costs a few lines a minute, not a traceback every two seconds). Our own
+        errors say what is wrong; anything else gets its traceback once."""
+        if self._reading:
+            self._restart_backoff.reset()  # it was running: a new outage starts short
+            self._reading = False
+        delay = self._restart_backoff.next()
+        unexpected = not isinstance(exc, BridgeError)
+        log.warning(
+            "destination %s: %s%s; restarting in %.1fs from the last stored transaction",
+            self.destination,
+            f"{type(exc).__name__}: " if unexpected else "",
+            exc,
+            delay,
+            exc_info=unexpected and exc.__class__ not in self._traced,
+        )
+        self._traced.add(exc.__class__)
+        self.sink.reset()
+        self._stopping.wait(delay)
 
     def _search_start(self, facts: SourceFacts, known: LogPosition | None) -> EntryPosition:
         finder = StartPositionFinder(
@@ -196,6 +217,7 @@ class Instance:
         )
         buffer = TransactionBuffer(self._flush, self.config.transaction_size)
         for entry in self.parser.entries(start):
+            self._reading = True
             # A heartbeat's header time is 0 (MySQL and MariaDB alike); the source sends one
             # when it has nothing newer, so it means "caught up as of now".
             seen = entry.header.execute_time
