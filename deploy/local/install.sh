@@ -4,8 +4,9 @@
 #   the Kafka broker + ZooKeeper jars from Maven Central (into var/cache/kafka-libs),
 #   a Debian sid root file system with MySQL 9.x (debootstrap, into var/cache/sid-rootfs),
 #   the project's virtualenv (var/venv) with the spark, test and dev extras, and in it the
-#   compiled hot path (native/, Rust + PyO3) when cargo is on the machine.
-# Usage: deploy/local/install.sh [system|kafka|mysql|python|native]...   (default: all five)
+#   compiled hot path (native/, Rust + PyO3) when cargo is on the machine, and promtool (the
+#   alerting rules' checker, built with Go into var/cache/go/bin) when Go is.
+# Usage: deploy/local/install.sh [system|kafka|mysql|python|native|promtool]...   (default: all six)
 source "$(dirname "$0")/lib.sh"
 
 install_system() {
@@ -88,10 +89,32 @@ install_native() {
   echo "$sum" >"$stamp"
 }
 
+# promtool checks and tests the alerting rules (deploy/monitoring); Prometheus publishes no
+# Debian package of it for bookworm's Go, so it is built from the Go module proxy.
+PROMTOOL_VERSION=v0.316.0  # github.com/prometheus/prometheus's Go module version
+install_promtool() {
+  local gobin=$CACHE_DIR/go/bin stamp=$CACHE_DIR/go/bin/.promtool-version
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$PROMTOOL_VERSION" ] && [ -x "$gobin/promtool" ]; then return; fi
+  local go=go
+  command -v go >/dev/null || go=/usr/local/go/bin/go
+  if ! command -v "$go" >/dev/null; then
+    log "go not found: promtool is not built and the rules tests skip; apt-get install golang-go" \
+      "(or Go from https://go.dev/dl) and rerun deploy/local/install.sh promtool"
+    return
+  fi
+  log "building promtool $PROMTOOL_VERSION into $gobin (go install, a few minutes the first time)"
+  GOPATH=$CACHE_DIR/go GOBIN=$gobin GOCACHE=$CACHE_DIR/go-build GOFLAGS=-modcacherw \
+    nice "$go" install "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" >&2 \
+    || die "go install of promtool failed: see the output above (it needs Go >= 1.24 and the Go module proxy)"
+  echo "$PROMTOOL_VERSION" >"$stamp"
+  # Only the binary is needed: the module and build caches are about 4 GB.
+  rm -rf "$CACHE_DIR/go-build" "$CACHE_DIR/go/pkg"
+}
+
 main() {
   mkdir -p "$CACHE_DIR"
   local parts=("$@")
-  [ ${#parts[@]} -gt 0 ] || parts=(system kafka mysql python native)
+  [ ${#parts[@]} -gt 0 ] || parts=(system kafka mysql python native promtool)
   for part in "${parts[@]}"; do
     case $part in
       system) install_system ;;
@@ -99,7 +122,8 @@ main() {
       mysql) install_mysql ;;
       python) install_python ;;
       native) install_native ;;
-      *) die "unknown part '$part': use system, kafka, mysql, python or native" ;;
+      promtool) install_promtool ;;
+      *) die "unknown part '$part': use system, kafka, mysql, python, native or promtool" ;;
     esac
   done
 }

@@ -45,5 +45,8 @@ if [ -f "$VENV_DIR/.native.sha256" ]; then
   deploy/docker/build.sh
   export CANAL_BRIDGE_REQUIRE_IMAGE=1
 fi
+if [ -x "$CACHE_DIR/go/bin/promtool" ]; then
+  export CANAL_BRIDGE_REQUIRE_PROMTOOL=1  # the alerting rules' promtool check and tests
+fi
 log "tests: pytest"
 "$py/python" -m pytest -q -p no:cacheprovider "$@"

@@ -4,9 +4,12 @@ destinations.yaml against the bridge's own config model, and ``kubectl kustomize
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +29,8 @@ PATCHES = {"statefulset-ha.yaml", "configmap-ha.yaml"}
 
 # The Prometheus Operator's and the Spark Operator's CRDs are not part of the Kubernetes
 # schemas; their fields used here are checked against this structure (from the CRDs'
-# documentation: monitoring.coreos.com/v1 ServiceMonitor, sparkoperator.k8s.io/v1beta2).
+# documentation: monitoring.coreos.com/v1 ServiceMonitor and PrometheusRule,
+# sparkoperator.k8s.io/v1beta2).
 _OBJECT_META = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
 CRD_SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"): {
@@ -57,6 +61,56 @@ CRD_SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
                             },
                         },
                     },
+                },
+            },
+        },
+    },
+    ("monitoring.coreos.com/v1", "PrometheusRule"): {
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {
+            "metadata": _OBJECT_META,
+            "spec": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["groups"],
+                "properties": {
+                    "groups": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["name", "rules"],
+                            "properties": {
+                                "name": {"type": "string"},
+                                "interval": {"type": "string", "pattern": r"^\d+[smh]$"},
+                                "rules": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "items": {
+                                        "type": "object",
+                                        "additionalProperties": False,
+                                        "required": ["expr"],
+                                        "properties": {
+                                            "alert": {"type": "string"},
+                                            "record": {"type": "string"},
+                                            "expr": {"type": "string"},
+                                            "for": {"type": "string", "pattern": r"^\d+[smh]$"},
+                                            "labels": {
+                                                "type": "object",
+                                                "additionalProperties": {"type": "string"},
+                                            },
+                                            "annotations": {
+                                                "type": "object",
+                                                "additionalProperties": {"type": "string"},
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    }
                 },
             },
         },
@@ -234,3 +288,54 @@ def test_ha_overlay_runs_replicas_with_zookeeper(tmp_path: Path) -> None:
     assert config.meta.store == "zookeeper"
     assert config.zookeeper is not None and config.zookeeper.hosts
     assert config.zookeeper.address == "10.0.0.7:11112"  # one address per pod
+
+
+def _dockerfile_final_stage() -> dict[str, Any]:
+    """USER, WORKDIR, ENTRYPOINT and CMD of the image's final stage (deploy/docker/Dockerfile)."""
+    text = re.sub(r"\\\n", " ", (ROOT / "deploy" / "docker" / "Dockerfile").read_text())
+    lines = [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
+    last_from = max(i for i, line in enumerate(lines) if line.startswith("FROM "))
+    found: dict[str, Any] = {}
+    for line in lines[last_from:]:
+        op, _, arg = line.partition(" ")
+        found[op] = json.loads(arg) if op in ("ENTRYPOINT", "CMD") else arg
+    return found
+
+
+def test_statefulset_runs_the_built_image_as_it_expects() -> None:
+    """deploy/docker/build.sh's image, loaded (its archive names it canal-bridge:<version>):
+    its ENTRYPOINT (no command override), its CMD's config path mounted from the ConfigMap,
+    its user, a writable meta volume and /tmp on a read-only root file system."""
+    image = _dockerfile_final_stage()
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    for kustomization in (K8S / "base", K8S / "overlays" / "ha"):
+        pod = _by_kind(_rendered(kustomization), "StatefulSet")["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        assert container["image"] == f"canal-bridge:{version}"
+        assert "command" not in container
+        assert container["args"] == image["CMD"] and image["ENTRYPOINT"] == ["canal-bridge"]
+        config_path = image["CMD"][image["CMD"].index("--config") + 1]
+        mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+        assert mounts[str(Path(config_path).parent)]["name"] == "config"
+        assert mounts["/run/secrets/canal-bridge"]["readOnly"] is True
+        assert mounts["/var/lib/canal-bridge/meta"]["name"] == "meta"
+        assert "/tmp" in mounts
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        user, group = image["USER"].split(":")
+        assert (pod["securityContext"]["runAsUser"], pod["securityContext"]["runAsGroup"]) == (
+            int(user),
+            int(group),
+        )
+        assert image["WORKDIR"] == "/var/lib/canal-bridge"
+        # The bridge stops within 30 s of SIGTERM (the image's STOPSIGNAL).
+        assert image["STOPSIGNAL"] == "SIGTERM" and pod["terminationGracePeriodSeconds"] > 30
+
+
+def test_prometheus_rule_carries_the_plain_rules_file() -> None:
+    rule = _documents(K8S / "base" / "prometheusrule.yaml")[0]
+    plain = yaml.safe_load((ROOT / "deploy" / "monitoring" / "prometheus-rules.yaml").read_text())
+    assert rule["spec"] == plain, (
+        "edit deploy/k8s/base/prometheusrule.yaml and the rules file together"
+    )
+    rendered = _by_kind(_rendered(K8S / "base"), "PrometheusRule")
+    assert rendered["spec"] == plain
