@@ -98,6 +98,11 @@ ORDER_COLUMNS = ("binlog_file", "binlog_position", "es", "kafka_partition", "kaf
 # Reading Kafka
 
 
+# The isolation level the jobs read with unless told otherwise (a Kafka consumer's own default
+# is read_uncommitted, which also returns the records of aborted transactions).
+READ_COMMITTED = "read_committed"
+
+
 def read_kafka(
     spark: SparkSession,
     bootstrap_servers: str,
@@ -112,6 +117,11 @@ def read_kafka(
 
     ``topics`` is a comma-separated list; ``topic_pattern`` a Java regex (exactly one of them).
     ``options`` are passed through (``kafka.security.protocol``, ``kafka.sasl.jaas.config``, ...).
+
+    Records are read committed (``kafka.isolation.level=read_committed``, set before
+    ``options``, which may override it): a bridge in exactly-once delivery writes each batch in
+    a Kafka transaction, and a batch it aborted (a failed send, a fenced process) must not
+    reach the lake. Topics written without transactions read the same either way.
     """
     if (topics is None) == (topic_pattern is None):
         raise ValueError("give exactly one of topics and topic_pattern")
@@ -121,6 +131,7 @@ def read_kafka(
         .option("startingOffsets", starting_offsets)
         .option("includeHeaders", "true")
         .option("failOnDataLoss", "true")
+        .option("kafka.isolation.level", READ_COMMITTED)
     )
     reader = (
         reader.option("subscribe", topics)
