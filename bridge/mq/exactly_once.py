@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,11 +99,21 @@ class CursorLedger:
     """
 
     def __init__(
-        self, destination: str, topic: str, identity: LogIdentity, start: CommittedCursor
+        self,
+        destination: str,
+        topic: str,
+        identity: LogIdentity,
+        start: CommittedCursor,
+        where_it_started: Callable[[], LogPosition | None] = lambda: None,
     ) -> None:
+        """``where_it_started``: the position the instance started reading from (its meta
+        cursor before the first ack), asked when the first batch has no transaction end yet:
+        rows committed before any boundary then count from there, which the offsets record
+        makes durable even if the meta store never flushed it."""
         self.destination = destination
         self.topic = topic
         self._identity = identity
+        self._where_it_started = where_it_started
         self._key = destination.encode()
         # The stream resumes at the cursor: every row after it comes again, the first
         # ``rows_after`` of them already in Kafka.
@@ -119,6 +129,8 @@ class CursorLedger:
         """The entries of a batch still to send, and the cursor record to commit with them."""
         state = self._last
         cursor, rows_seen, to_skip = state.cursor, state.rows_seen, state.to_skip
+        if cursor is None:
+            cursor = self._where_it_started()
         admitted: list[Entry] = []
         for entry in entries:
             if is_ack_point(entry):
@@ -262,7 +274,7 @@ def resume(kafka: KafkaConfig, destination: DestinationConfig, meta: MetaManager
         start.rows_after,
     )
     identity = LogIdentity(destination.source.address, destination.source.slave_id)
-    return CursorLedger(destination.name, topic, identity, start)
+    return CursorLedger(destination.name, topic, identity, start, lambda: meta.get_cursor(client))
 
 
 def _where(cursor: LogPosition) -> str:

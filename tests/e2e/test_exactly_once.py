@@ -18,12 +18,15 @@ import pytest
 from tests.conftest import MysqlEndpoint
 from tests.e2e.bridge_process import (
     BridgeProcess,
-    create_topic,
     read_to_end,
     wait_for_final_state,
-    write_config,
 )
-from tests.e2e.workload import PARTITIONS, assert_complete_and_ordered, create_tables, workload
+from tests.e2e.workload import (
+    assert_complete_and_ordered,
+    create_tables,
+    keyed_run,
+    workload,
+)
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(600)]
 
@@ -39,19 +42,16 @@ def test_twenty_kill_9_during_a_mixed_load(
     scratch_schema: str,
     delivery: str,
 ) -> None:
-    topic = f"eo-{uuid.uuid4().hex[:8]}"
-    create_topic(kafka_bootstrap, topic, PARTITIONS)
     create_tables(mysql, scratch_schema)
-    config = write_config(
-        tmp_path / "destinations.yaml",
+    offsets = f"eo-offsets-{uuid.uuid4().hex[:8]}"
+    topic, config = keyed_run(
+        tmp_path,
         mysql,
         kafka_bootstrap,
         scratch_schema,
-        topic,
-        partitions=PARTITIONS,
-        partition_hash=r".*\..*:$pk$",
+        "eo",
         delivery=delivery,
-        offsets_topic=f"{topic}-offsets",
+        offsets_topic=offsets,
         batch_size=20,
     )
     rng = random.Random(20261125)

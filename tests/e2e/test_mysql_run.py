@@ -10,14 +10,14 @@ import json
 import signal
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import MysqlEndpoint, connect_admin
-from tests.e2e.bridge_process import BridgeProcess, consume, create_topic, write_config
+from tests.e2e.bridge_process import BridgeProcess, consume
+from tests.e2e.workload import keyed_run
 
 pytestmark = [
     pytest.mark.services,
@@ -166,18 +166,9 @@ def test_mysql_features_survive_kill_9_and_replay_to_the_source_tables(
     tmp_path: Path, mysql: MysqlEndpoint, kafka_bootstrap: str, scratch_schema: str
 ) -> None:
     assert mysql.flavor == "mysql"
-    topic = f"e2e-mysql-{uuid.uuid4().hex[:8]}"
-    create_topic(kafka_bootstrap, topic, PARTITIONS)
     _create_tables(mysql, scratch_schema)
-    config = write_config(
-        tmp_path / "destinations.yaml",
-        mysql,
-        kafka_bootstrap,
-        scratch_schema,
-        topic,
-        partitions=PARTITIONS,
-        partition_hash=r".*\..*:$pk$",
-        batch_size=500,
+    topic, config = keyed_run(
+        tmp_path, mysql, kafka_bootstrap, scratch_schema, "e2e-mysql", batch_size=500
     )
     bridge = BridgeProcess(config).start()
     failures: list[BaseException] = []

@@ -20,6 +20,7 @@ from tests.e2e.workload import (
     PARTITIONS,
     assert_complete_and_ordered,
     create_tables,
+    keyed_run,
     workload,
 )
 from tests.native_paths import compiled_module
@@ -55,18 +56,8 @@ def _collect(
 def setup(
     tmp_path: Path, mysql: MysqlEndpoint, kafka_bootstrap: str, scratch_schema: str
 ) -> dict[str, Any]:
-    topic = f"e2e-{uuid.uuid4().hex[:8]}"
-    create_topic(kafka_bootstrap, topic, PARTITIONS)
     create_tables(mysql, scratch_schema)
-    config = write_config(
-        tmp_path / "destinations.yaml",
-        mysql,
-        kafka_bootstrap,
-        scratch_schema,
-        topic,
-        partitions=PARTITIONS,
-        partition_hash=r".*\..*:$pk$",
-    )
+    topic, config = keyed_run(tmp_path, mysql, kafka_bootstrap, scratch_schema, "e2e")
     return {"topic": topic, "config": config, "schema": scratch_schema}
 
 

@@ -4,14 +4,42 @@ the topic: every change once or more, each key on canal's partition, in order.""
 from __future__ import annotations
 
 import time
+import uuid
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from bridge.mq.routing import java_string_hash
 from tests.conftest import MysqlEndpoint, connect_admin
+from tests.e2e.bridge_process import create_topic, write_config
 
 TABLES = ("alpha", "beta", "gamma")
 PARTITIONS = 3
+
+
+def keyed_run(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    schema: str,
+    prefix: str,
+    **mq: Any,
+) -> tuple[str, Path]:
+    """A new topic of ``PARTITIONS`` partitions and a config streaming ``schema`` to it with
+    canal's primary-key hash (``mq`` adds settings); returns (topic, config path)."""
+    topic = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_bootstrap, topic, PARTITIONS)
+    config = write_config(
+        tmp_path / "destinations.yaml",
+        mysql,
+        kafka_bootstrap,
+        schema,
+        topic,
+        partitions=PARTITIONS,
+        partition_hash=r".*\..*:$pk$",
+        **mq,
+    )
+    return topic, config
 
 
 def create_tables(mysql: MysqlEndpoint, schema: str) -> None:

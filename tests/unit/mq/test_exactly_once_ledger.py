@@ -92,3 +92,15 @@ def test_the_committed_cursor_is_canals_position_json(make: EntryMaker) -> None:
     assert data["destination"] == "d1" and data["rowsAfter"] == 3
     assert data["cursor"]["@type"] == "com.alibaba.otter.canal.protocol.position.LogPosition"
     assert CommittedCursor.decode(cursor.encode("d1"), "x") == cursor
+
+
+def test_rows_before_any_transaction_end_count_from_where_reading_started(
+    make: EntryMaker,
+) -> None:
+    """A first batch inside a large source transaction: the committed cursor is the start
+    position (made durable by the offsets record), not null with rows that count from
+    nowhere."""
+    started = after(make.end())
+    book = CursorLedger("d1", "offsets", IDENTITY, CommittedCursor(None), lambda: started)
+    _, record = book.batch(1, [make.begin(), make.insert("1"), make.insert("2")])
+    assert CommittedCursor.decode(record.value, "test") == CommittedCursor(started, 2)
