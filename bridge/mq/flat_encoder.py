@@ -67,7 +67,7 @@ class FlatMessageEncoder:
 
     def encode(self, entry: Entry, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
         change = entry.row_change
-        if entry.entry_type in SKIPPED_ENTRY_TYPES or change is None:
+        if change is None or entry.entry_type in SKIPPED_ENTRY_TYPES:
             return ()
         message = flat_message_of(entry, change, batch_id, ts)
         return self._records_of(message, entry.header)
@@ -157,13 +157,16 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
     ) -> None:
         super().__init__(placement, ddl, oversize)
         self._compiled = compiled
-        self._numbers = (-1, -1, b"", b"")  # the last batch id and ts, and their JSON
+        # The batch id and build time of the last rendered record, and their JSON.
+        self._batch_id, self._ts, self._id_text, self._ts_text = -1, -1, b"", b""
 
     def encode(self, entry: Entry, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
         change = entry.row_change
-        if change is not None and type(change.row_datas) is RenderedRows:
+        if change is None:  # transaction markers, heartbeats: most entries of small txns
+            return ()
+        if type(change.row_datas) is RenderedRows:
             return (self._rendered_record(entry.header, change.row_datas, batch_id, ts),)
-        if change is not None and entry.entry_type not in SKIPPED_ENTRY_TYPES:
+        if entry.entry_type not in SKIPPED_ENTRY_TYPES:
             record = self._compiled_record(entry.header, change, batch_id, ts)
             if record is not None:
                 return (record,)
@@ -219,11 +222,12 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         """The record of rows the binlog reader process rendered: only the batch id and build
         time are put in. It renders only where the partition does not depend on the rows and
         far below the size limit, so neither can fail here."""
-        if self._numbers[:2] != (batch_id, ts):
-            self._numbers = (batch_id, ts, str(batch_id).encode(), str(ts).encode())
+        if batch_id != self._batch_id or ts != self._ts:
+            self._batch_id, self._ts = batch_id, ts
+            self._id_text, self._ts_text = str(batch_id).encode(), str(ts).encode()
         database, table = header.schema_name, header.table_name
         route = self.placement.route(database, table)
-        value = rows.finish(self._numbers[2], self._numbers[3])
+        value = rows.finish(self._id_text, self._ts_text)
         headers = binlog_headers(header)
         if route is None or not self.placement.fits(value, rows.key, header, headers):
             raise RenderedRowsMisfit(
