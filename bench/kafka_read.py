@@ -31,15 +31,16 @@ def records(topic: str) -> Iterator[tuple[int, dict[str, Any]]]:
         consumer.assign([TopicPartition(topic, p, 0) for p in ends])
         while ends:
             batch = consumer.consume(1000, 5.0)
-            if not batch:
-                raise TimeoutError(f"{topic}: no records within 5s, {ends} left")
             for message in batch:
-                if message.error() is not None:
-                    continue
-                partition = message.partition()
-                if message.offset() + 1 >= ends.get(partition, 0):
-                    ends.pop(partition, None)
-                yield message.timestamp()[1], orjson.loads(message.value())
+                if message.error() is None:
+                    yield message.timestamp()[1], orjson.loads(message.value())
+            # By position, not by the last record's offset: in exactly-once delivery the
+            # transaction markers take offsets too (the last one is a marker).
+            for position in consumer.position([TopicPartition(topic, p) for p in ends]):
+                if position.offset >= ends[position.partition]:
+                    ends.pop(position.partition)
+            if not batch and ends:
+                raise TimeoutError(f"{topic}: no records within 5s, {ends} left")
     finally:
         consumer.close()
 

@@ -86,6 +86,16 @@ def test_twenty_kill_9_during_a_mixed_load(
     duplicates = assert_complete_and_ordered(records, KEYS, ROUNDS, scratch_schema)
     print(f"{delivery}: {len(records)} records, {duplicates} duplicate row changes")
     if delivery == "exactly_once":
-        assert duplicates == 0
+        assert duplicates == 0, _where_repeated(records)
     else:
         assert duplicates > 0, "at-least-once delivery through 20 kill -9 sent nothing twice"
+
+
+def _where_repeated(records: list[tuple[int, int, bytes | None, dict[str, Any]]]) -> str:
+    """The row changes that arrived more than once, with the records carrying them."""
+    seen: dict[tuple[str, str, str, str], list[tuple[int, int, int]]] = {}
+    for partition, offset, _, message in records:
+        for row in message.get("data") or ():
+            change = (message["table"], row["id"], message["type"], row["version"])
+            seen.setdefault(change, []).append((partition, offset, message["id"]))
+    return "repeated: " + str({c: w for c, w in seen.items() if len(w) > 1})
