@@ -163,7 +163,7 @@ def _read_secret_files(value: object, loc: tuple[str | int, ...], problems: list
             continue
         file_name = result.pop(file_key)
         where = _path((*loc, file_key))
-        if key in result:
+        if result.get(key) is not None:  # `password: null` next to a file is no conflict
             problems.append(f"{_path(loc)}: give either {key} or {file_key}, not both")
         elif not isinstance(file_name, str) or not file_name:
             problems.append(f"{where}: must be a file path")

@@ -187,7 +187,7 @@ def test_start_in_a_purged_binlog() -> None:
             admin.close()
         message = _refusal(_source_of(server), EntryPosition(oldest, 4), BinlogPurged)
     assert message.startswith(f"binlog position {oldest}:4 is no longer on the source (")
-    assert "set start.on_purged to 'oldest' or 'latest'" in message
+    assert "set the destination's on_purged to 'oldest' or 'latest'" in message
     assert "SHOW BINARY LOGS" in message
 
 

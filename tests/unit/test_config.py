@@ -178,6 +178,15 @@ def test_password_file_problems(tmp_path: Path) -> None:
     assert f"kafka.ssl.key_password_file: {tmp_path / 'empty'} is empty" in problems
 
 
+def test_a_null_password_next_to_a_password_file_is_no_conflict(tmp_path: Path) -> None:
+    """What a Helm chart renders when the inline value is left empty."""
+    (tmp_path / "secret").write_text("s3cret\n")
+    data = with_("kafka.sasl", {"username": "u", "password": None, "password_file": "x"})
+    data = with_("kafka.sasl.password_file", str(tmp_path / "secret"), data)
+    sasl = parse_config(data, environ={}).kafka.sasl
+    assert sasl is not None and sasl.password.get_secret_value() == "s3cret"
+
+
 # --- every broken kind, with its path ---------------------------------------------------------
 
 BROKEN = [
