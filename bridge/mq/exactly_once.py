@@ -44,6 +44,16 @@ log = logging.getLogger(__name__)
 
 # How long start-up waits for the cluster (topic creation, reading the offsets topic).
 STARTUP_TIMEOUT_S = 30.0
+# Errors of a topic just created, which the cluster does not fully show yet.
+_NOT_YET_KNOWN = frozenset(
+    {
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError._UNKNOWN_TOPIC,
+        KafkaError._UNKNOWN_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+    }
+)
 
 
 class OffsetsTopicError(MqError):
@@ -169,11 +179,18 @@ def ensure_offsets_topic(kafka: KafkaConfig, topic: str) -> None:
             reason = masked(exc.args[0].str(), settings)
             raise OffsetsTopicError(f"cannot create the offsets topic {topic}: {reason}") from None
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    try:
-        entries = admin.describe_configs([resource])[resource].result(STARTUP_TIMEOUT_S)
-    except KafkaException as exc:
-        reason = masked(exc.args[0].str(), settings)
-        raise OffsetsTopicError(f"cannot read the offsets topic {topic}: {reason}") from None
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while True:
+        try:
+            entries = admin.describe_configs([resource])[resource].result(STARTUP_TIMEOUT_S)
+            break
+        except KafkaException as exc:
+            # A topic just created may be unknown to the broker answering for a moment.
+            if exc.args[0].code() in _NOT_YET_KNOWN and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            reason = masked(exc.args[0].str(), settings)
+            raise OffsetsTopicError(f"cannot read the offsets topic {topic}: {reason}") from None
     policy = entries["cleanup.policy"].value
     if "compact" not in policy:
         raise OffsetsTopicError(
@@ -209,14 +226,12 @@ def read_committed_cursor(kafka: KafkaConfig, topic: str, destination: str) -> C
         metadata = reader.list_topics(topic, timeout=STARTUP_TIMEOUT_S)
         for partition in metadata.topics[topic].partitions:
             part = TopicPartition(topic, partition)
-            _, end = consumers["read_uncommitted"].get_watermark_offsets(
-                part, timeout=STARTUP_TIMEOUT_S
-            )
-            low, stable = reader.get_watermark_offsets(part, timeout=STARTUP_TIMEOUT_S)
+            _, end = _watermarks(consumers["read_uncommitted"], part, deadline)
+            low, stable = _watermarks(reader, part, deadline)
             while stable < end:
                 _before(deadline, f"a transaction on {topic}[{partition}] stays open")
                 time.sleep(0.1)
-                low, stable = reader.get_watermark_offsets(part, timeout=STARTUP_TIMEOUT_S)
+                low, stable = _watermarks(reader, part, deadline)
             if end <= low:
                 continue
             reader.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
@@ -237,6 +252,19 @@ def read_committed_cursor(kafka: KafkaConfig, topic: str, destination: str) -> C
         for consumer in consumers.values():
             consumer.close()
     return found or CommittedCursor(None)
+
+
+def _watermarks(consumer: Consumer, part: TopicPartition, deadline: float) -> tuple[int, int]:
+    """Low and high watermark (the last stable offset for read_committed), waiting while the
+    partition of a topic just created is not served yet."""
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(part, timeout=STARTUP_TIMEOUT_S)
+            return low, high
+        except KafkaException as exc:
+            if exc.args[0].code() not in _NOT_YET_KNOWN or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _before(deadline: float, doing: str) -> None:
