@@ -245,6 +245,16 @@ class MqConfig(_Model):
     # offsets_topic, and a restart or take-over fences the previous producer.
     delivery: Literal["at_least_once", "exactly_once"] = "at_least_once"
     offsets_topic: Topic = "canal-bridge-offsets"
+    # faithful: values as the source holds them (labels for ENUM/SET, exact decimals);
+    # canal: values spelled exactly as canal 1.1.x spells them (ENUM index, SET bitmask, ...).
+    value_mode: Literal["faithful", "canal"] = "faithful"
+    # How binary column values become JSON strings: latin1 (canal: one char per byte) or
+    # base64 (what Flink's JSON BYTES type expects).
+    binary_encoding: Literal["latin1", "base64"] = "latin1"
+    # split: a primary-key-changing UPDATE goes out as a DELETE of the old key plus an INSERT
+    # of the new one, each on its key's partition (per-key order holds across partitions);
+    # update: one UPDATE hashed by the new key, as canal sends it.
+    key_change: Literal["split", "update"] = "split"
 
     @field_validator("flat_message")
     @classmethod
