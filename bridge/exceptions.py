@@ -8,6 +8,7 @@
     │   ├── SourceMisconfigured                binlog off, not ROW, not FULL image, same server_id
     │   ├── SourceAccessDenied                 bad credentials or missing replication privileges
     │   ├── BinlogPurged                       the start position is gone from the source (1236)
+    │   ├── BinlogPositionUnreadable           the file is there, the offset is not an event's
     │   ├── SchemaMismatch                     a rows event does not fit its table definition
     │   ├── UnsupportedBinlogEvent             an event type refused or unknown (never skipped)
     │   └── CorruptPayload                     a compressed transaction that does not unpack
@@ -15,7 +16,8 @@
     ├── store.StoreError                       StoreStopped, BatchTooLarge, AckOutOfRange, ...
     ├── meta.MetaError                         BatchOutOfOrder / UnknownBatch (canal's messages),
     │                                          CorruptMetaFile, MetaStoreUnavailable, ...
-    ├── instance.InstanceError                 InstanceFailed (a destination's fatal error)
+    ├── instance.InstanceError                 InstanceFailed (a destination's fatal error),
+    │                                          DamagedCursor (a cursor the source cannot read)
     ├── mq.MqError                             DeliveryFailed, RecordTooLarge, TopicLookupFailed
     ├── ha.HaError                             CoordinatorUnavailable, FencedOut
     └── admin.AdminError                       AdminListenFailed

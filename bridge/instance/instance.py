@@ -17,7 +17,7 @@ from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
 from bridge.entry import AheadEncoding, Entry, EntryType
 from bridge.exceptions import BridgeError
-from bridge.instance.exceptions import InstanceFailed
+from bridge.instance.exceptions import DamagedCursor, InstanceFailed
 from bridge.instance.log_position import (
     FailbackLogPositionManager,
     MemoryLogPositionManager,
@@ -28,6 +28,7 @@ from bridge.meta import ClientIdentity, MetaManager
 from bridge.meta.base import MQ_CLIENT_ID
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
+    BinlogPositionUnreadable,
     BinlogPurged,
     CorruptPayload,
     SchemaMismatch,
@@ -53,6 +54,8 @@ FATAL_ERRORS = (
     SourceMisconfigured,
     SourceAccessDenied,
     BinlogPurged,
+    BinlogPositionUnreadable,
+    DamagedCursor,
     SchemaMismatch,
     UnsupportedBinlogEvent,
     CorruptPayload,
@@ -202,6 +205,11 @@ class Instance:
     def _parse_once(self) -> None:
         facts = self.parser.preflight()
         known = self.positions.get_latest(self.destination)
+        # A position this process read itself is an event boundary; one loaded from the
+        # stored cursor may have been edited or damaged.
+        from_cursor = (
+            known is not None and self.memory_positions.get_latest(self.destination) is None
+        )
         start = self._find_start(facts, known)
         if known is None:
             # Record the first start as the cursor so a crash before the first ack resumes
@@ -216,6 +224,16 @@ class Instance:
             else f"GTID {start.gtid}",
         )
         buffer = TransactionBuffer(self._flush, self.config.transaction_size)
+        try:
+            self._read_from(start, buffer)
+        except BinlogPositionUnreadable as exc:
+            if not from_cursor or start.journal_name is None or start.position is None:
+                raise
+            raise DamagedCursor(
+                self.destination, start.journal_name, start.position, exc.detail
+            ) from exc
+
+    def _read_from(self, start: EntryPosition, buffer: TransactionBuffer) -> None:
         for entry in self.parser.entries(start):
             self._reading = True
             # A heartbeat's header time is 0 (MySQL and MariaDB alike); the source sends one

@@ -67,9 +67,13 @@ def encode_entry_position(position: EntryPosition) -> JsonObject:
 
 def decode_entry_position(value: object, where: str = "$") -> EntryPosition:
     obj = _object(value, where)
+    position = _optional(obj, "position", int, where)
+    if position is not None and position < 0:
+        # Never written by canal or by us; left in, the dump request cannot even be encoded.
+        raise MetaCodecError(f"{where}.position", f"a binlog offset is never negative: {position}")
     return EntryPosition(
         journal_name=_optional(obj, "journalName", str, where),
-        position=_optional(obj, "position", int, where),
+        position=position,
         server_id=_optional(obj, "serverId", int, where),
         gtid=_optional(obj, "gtid", str, where) or None,
         timestamp=_optional(obj, "timestamp", int, where),

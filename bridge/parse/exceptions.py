@@ -37,6 +37,42 @@ class BinlogPurged(ParseError):
         )
 
 
+class BinlogPositionUnreadable(ParseError):
+    """The source still has the binlog file but cannot start a dump at the offset (errno 1236:
+    "bogus data in log event", "impossible position", "position > file size", ...): the offset
+    is not the start of an event or lies past the file's end. Kept apart from
+    ``BinlogPurged`` because the fix differs: ``on_purged`` would skip or replay changes, while
+    the position itself is what is wrong (the instance names the damaged cursor)."""
+
+    def __init__(self, position: EntryPosition, detail: str) -> None:
+        self.position = position
+        self.detail = detail
+        super().__init__(
+            f"binlog position {position.journal_name}:{position.position} cannot be read although "
+            f"the source still has {position.journal_name} ({detail}): the offset is not the "
+            "start of an event or lies past the end of the file"
+        )
+
+
+# What the source says, in errno 1236's text, when the file is there but the offset is wrong
+# (MariaDB 11 and MySQL 8.4/9 wordings); any other 1236 means the position is gone.
+UNREADABLE_POSITION_MARKERS = (
+    "impossible position",
+    "position > file size",
+    "position < 4",
+    "bogus data in log event",
+    "exceeded max_allowed_packet",
+    "truncated in the middle of event",
+)
+
+
+def start_refused(position: EntryPosition, detail: str) -> ParseError:
+    """The error for a dump the source refused with errno 1236 at ``position``."""
+    if position.journal_name and any(m in detail for m in UNREADABLE_POSITION_MARKERS):
+        return BinlogPositionUnreadable(position, detail)
+    return BinlogPurged(position, detail)
+
+
 class SchemaMismatch(ParseError):
     """A rows event does not fit the table definition known for it."""
 

@@ -25,7 +25,7 @@ from bridge.parse.codes import EventCode
 from bridge.parse.convert import EventConverter
 from bridge.parse.dump import DumpConnection, DumpRequest
 from bridge.parse.events import rotation
-from bridge.parse.exceptions import BinlogPurged, SourceUnreachable
+from bridge.parse.exceptions import SourceUnreachable, start_refused
 from bridge.parse.framing import RawEvent
 from bridge.parse.schema import LiveSchema
 from bridge.parse.source import (
@@ -202,7 +202,7 @@ class BinlogParser:
                 return
             code = exc.args[0] if exc.args else 0
             if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
-                raise BinlogPurged(start, str(exc.args[-1])) from exc
+                raise start_refused(start, str(exc.args[-1])) from exc
             raise translate_error(exc, self._source) from exc
         except (OSError, ValueError, struct.error) as exc:
             if self._stopping.is_set():

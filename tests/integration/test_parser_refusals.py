@@ -22,6 +22,7 @@ from pydantic import SecretStr
 
 from bridge.config import SourceConfig
 from bridge.parse.exceptions import (
+    BinlogPositionUnreadable,
     BinlogPurged,
     ParseError,
     SourceAccessDenied,
@@ -189,6 +190,26 @@ def test_start_in_a_purged_binlog() -> None:
     assert message.startswith(f"binlog position {oldest}:4 is no longer on the source (")
     assert "set the destination's on_purged to 'oldest' or 'latest'" in message
     assert "SHOW BINARY LOGS" in message
+
+
+@pytest.mark.both_servers
+@pytest.mark.parametrize("where", ["past_the_end", "inside_an_event", "below_the_header"])
+def test_an_offset_the_file_cannot_start_at_is_not_called_purged(
+    mysql: MysqlEndpoint, admin_connection: Connection, where: str
+) -> None:
+    """A damaged or edited offset must not read as a purged binlog: following on_purged there
+    would skip or replay changes instead of fixing the position."""
+    execute(admin_connection, "FLUSH BINARY LOGS")
+    end = master_position(admin_connection)
+    assert end.journal_name is not None and end.position is not None
+    offset = {"past_the_end": end.position + 1000, "inside_an_event": 7, "below_the_header": 1}
+    start = EntryPosition(end.journal_name, offset[where])
+    message = _refusal(source_config(mysql), start, BinlogPositionUnreadable)
+    assert message.startswith(
+        f"binlog position {start.journal_name}:{start.position} cannot be read although the "
+        f"source still has {start.journal_name} ("
+    )
+    assert "no longer on the source" not in message and "on_purged" not in message
 
 
 @pytest.mark.both_servers

@@ -89,6 +89,7 @@ def test_entry_position_omits_none() -> None:
     [
         (lambda d: d["postion"].__setitem__("position", "4"), "$.postion.position"),
         (lambda d: d["postion"].__setitem__("position", True), "$.postion.position"),
+        (lambda d: d["postion"].__setitem__("position", -4), "$.postion.position"),
         (lambda d: d["postion"].__setitem__("included", "no"), "$.postion.included"),
         (lambda d: d["identity"].pop("slaveId"), "$.identity.slaveId"),
         (lambda d: d.__setitem__("identity", []), "$.identity"),
