@@ -17,13 +17,17 @@ unwrapped only at the edge (``KafkaConfig.as_librdkafka_dict``, the source conne
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import (
+    BaseModel,
     ValidationError,
 )
 from pydantic_core import ErrorDetails
@@ -78,6 +82,8 @@ def parse_config(
     data: object, *, source: str = "<config>", environ: Mapping[str, str] | None = None
 ) -> BridgeConfig:
     """Steps 2 to 4 of loading, for data already parsed from YAML."""
+    if data is None:
+        raise ConfigError(f"{source}: the file is empty; config/destinations.yaml is an example")
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping with kafka, meta and destinations")
     env = os.environ if environ is None else environ
@@ -238,7 +244,6 @@ def _path(loc: tuple[str | int, ...]) -> str:
 
 _MESSAGES: dict[str, str] = {
     "missing": "required",
-    "extra_forbidden": "unknown key",
     "int_parsing": "must be an integer",
     "int_type": "must be an integer",
     "int_from_float": "must be an integer",
@@ -260,7 +265,9 @@ def _describe(error: ErrorDetails) -> str:
     """One problem line, path first; never includes the offending input (it may be a secret)."""
     kind = error["type"]
     ctx = error.get("ctx") or {}
-    if kind in _MESSAGES:
+    if kind == "extra_forbidden":
+        message = _unknown_key(tuple(error["loc"]))
+    elif kind in _MESSAGES:
         message = _MESSAGES[kind]
     elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<="}
@@ -273,3 +280,37 @@ def _describe(error: ErrorDetails) -> str:
     else:
         message = error["msg"].removeprefix("Value error, ")
     return f"{_path(tuple(error['loc']))}: {message}"
+
+
+def _unknown_key(loc: tuple[str | int, ...]) -> str:
+    """ "unknown key", with the nearest key of that section when one is close (a typo)."""
+    known = _keys_at(loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    if close:
+        return f"unknown key; did you mean {close[0]}?"
+    return f"unknown key; this section takes {', '.join(known)}" if known else "unknown key"
+
+
+def _keys_at(loc: tuple[str | int, ...]) -> list[str]:
+    """The keys the config model takes at ``loc`` (list indexes skipped)."""
+    model: Any = BridgeConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part) if _is_model(model) else None
+        if field is None:
+            return []
+        model = _inner_model(field.annotation)
+    return list(model.model_fields) if _is_model(model) else []
+
+
+def _is_model(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _inner_model(annotation: object) -> object:
+    """The model inside ``X | None`` or ``tuple[X, ...]``; the annotation itself otherwise."""
+    for arg in typing.get_args(annotation):
+        if _is_model(arg):
+            return arg
+    return annotation

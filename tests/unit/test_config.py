@@ -414,7 +414,7 @@ def test_missing_file_is_one_line_with_a_hint(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("text", ["", "- a\n- b\n", "just text\n"])
+@pytest.mark.parametrize("text", ["- a\n- b\n", "just text\n"])
 def test_file_that_is_not_a_mapping(tmp_path: Path, text: str) -> None:
     path = tmp_path / "d.yaml"
     path.write_text(text)
