@@ -12,9 +12,14 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from bridge.backoff import Backoff
 from bridge.meta.exceptions import MetaError
 
 log = logging.getLogger(__name__)
+
+# The longest wait between flushes while the store keeps failing (a full disk, ZooKeeper down):
+# one line per attempt, a few a minute, and the cursor written soon after the store is back.
+RETRY_MAX_S = 30.0
 
 K = TypeVar("K", bound=Hashable)
 
@@ -38,6 +43,8 @@ class PeriodicFlusher(Generic[K]):
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_error: MetaError | None = None
+        period_s = period_ms / 1000
+        self._retry = Backoff(period_s, max(RETRY_MAX_S, period_s))
 
     @property
     def alive(self) -> bool:
@@ -60,20 +67,32 @@ class PeriodicFlusher(Generic[K]):
             self._thread = None
         self.flush(raise_errors=True)
 
-    def flush(self, *, raise_errors: bool = False) -> None:
-        """Write every dirty key now; failed ones stay dirty for the next try."""
+    def flush(self, *, raise_errors: bool = False) -> MetaError | None:
+        """Write every dirty key now; failed ones stay dirty for the next try. Returns the
+        round's last failure (``raise_errors``: raises the first)."""
         with self._lock:
             dirty, self._dirty = self._dirty, set()
+        failure = None
         for key in sorted(dirty, key=self._order):  # type: ignore[arg-type]
             try:
                 self._write(key)
             except MetaError as exc:
                 self.mark(key)
-                self.last_error = exc
+                self.last_error = failure = exc
                 if raise_errors:
                     raise
-                log.error("meta flush failed, retrying in %d ms: %s", self.period_ms, exc)
+        return failure
 
     def _run(self) -> None:
-        while not self._stopping.wait(self.period_ms / 1000):
-            self.flush()
+        """Flush every period; while the store fails, wait longer each time (``Backoff``) and
+        say so once per attempt, and once when it works again."""
+        wait_s = self.period_ms / 1000
+        while not self._stopping.wait(wait_s):
+            failure = self.flush()
+            if failure is not None:
+                wait_s = self._retry.next()
+                log.error("meta flush failed, retrying in %.1f s: %s", wait_s, failure)
+            elif self._retry.failures:
+                log.warning("meta flush works again after %d failed attempts", self._retry.failures)
+                self._retry.reset()
+                wait_s = self.period_ms / 1000

@@ -3,7 +3,9 @@ atomic writes, corrupt files."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -232,7 +234,7 @@ def test_write_recovers_after_failure(
 
     monkeypatch.setattr(files, "write_atomic", broken)
     manager.update_cursor(A, pos(3))
-    manager.flush()  # logged, destination stays dirty
+    manager.flush()  # the destination stays dirty
     assert manager.last_flush_error is not None
     monkeypatch.setattr(files, "write_atomic", real)
     manager.flush()
@@ -387,3 +389,35 @@ def test_flush_period_must_be_positive(directory: Path) -> None:
 
 def test_module_exports_meta_file_name() -> None:
     assert file_store.META_FILE == "meta.dat"
+
+
+def test_a_store_that_keeps_failing_is_retried_with_growing_waits_one_line_each(
+    directory: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full disk must not cost an ERROR line every flush period: the waits grow (the shared
+    back-off), each attempt says why, and recovery is said once."""
+    attempts: list[float] = []
+    real = files.write_atomic
+
+    def full(path: Path, data: bytes) -> None:
+        attempts.append(time.monotonic())
+        if len(attempts) <= 5:
+            raise OSError(28, "No space left on device")
+        real(path, data)
+
+    m = _manager(directory, period_ms=10)
+    with caplog.at_level(logging.INFO, logger="bridge.meta"):
+        m.start()
+        try:
+            m.subscribe(A)  # written at once, before the disk fills
+            monkeypatch.setattr(files, "write_atomic", full)
+            m.update_cursor(A, pos(8))
+            assert _wait_for(lambda: len(attempts) >= 6, timeout=20)
+        finally:
+            m.stop()
+    failures = [r for r in caplog.records if "meta flush failed" in r.getMessage()]
+    assert len(failures) == 5
+    assert all("No space left" in r.getMessage() for r in failures)
+    gaps = [later - earlier for earlier, later in itertools.pairwise(attempts[:5])]
+    assert gaps[-1] > 2 * gaps[0], gaps
+    assert sum("works again after 5 failed attempts" in r.getMessage() for r in caplog.records) == 1
