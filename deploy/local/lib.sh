@@ -23,12 +23,21 @@ MYSQL_PORT=${CANAL_BRIDGE_MYSQL_PORT:-13306}                    # MariaDB (the h
 ORACLE_MYSQL_PORT=${CANAL_BRIDGE_ORACLE_MYSQL_PORT:-13307}      # MySQL 9.x from Debian sid
 KAFKA_PORT=${CANAL_BRIDGE_KAFKA_PORT:-19092}
 KAFKA_CONTROLLER_PORT=${CANAL_BRIDGE_KAFKA_CONTROLLER_PORT:-19093}
+KAFKA_SASL_PORT=${CANAL_BRIDGE_KAFKA_SASL_PORT:-19094}         # SASL_SSL + SCRAM-SHA-512
 ZOOKEEPER_PORT=${CANAL_BRIDGE_ZOOKEEPER_PORT:-12181}
 
 MYSQL_CANAL_USER=canal
 MYSQL_CANAL_PASSWORD=canal
 MYSQL_ADMIN_USER=bridge_admin
 MYSQL_ADMIN_PASSWORD=bridge_admin
+# The TLS side: a MariaDB account created REQUIRE SSL (the canal account's privileges) and a
+# Kafka SCRAM-SHA-512 user for the SASL_SSL listener; both servers present a certificate for
+# 127.0.0.1/localhost signed by a local CA (TLS_DIR/ca.crt), which the clients verify.
+TLS_DIR=$SERVICES_DIR/tls
+MYSQL_TLS_USER=canal_tls
+MYSQL_TLS_PASSWORD=canal_tls_pw
+KAFKA_SASL_USER=canal
+KAFKA_SASL_PASSWORD=canal_scram_pw
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -4,6 +4,10 @@
 #   Kafka (KRaft, single node), ZooKeeper (standalone).
 # Spark needs no server: pyspark runs local[*] from the virtualenv (see `env`).
 #
+# MariaDB and Kafka also speak TLS with certificates of a local CA made here (services/tls):
+# MariaDB has an account created REQUIRE SSL, Kafka a second listener, SASL_SSL with
+# SCRAM-SHA-512 (see docs/operations.md, "TLS and SASL").
+#
 # Usage: deploy/local/services.sh up|down|status|env [mariadb|mysql|kafka|zookeeper]...
 # All listen on 127.0.0.1 only, on non-default ports; state lives under var/services.
 # `up` is idempotent; `down` stops, by PID file, only what `up` started.
@@ -18,6 +22,53 @@ require_free_port() { # SERVICE PORT VARIABLE
   if port_busy "$2"; then
     die "$1 cannot start: port 127.0.0.1:$2 is already in use by another process; free it or set $3 to another port"
   fi
+}
+
+# ---------------------------------------------------------------- TLS certificates
+# A local CA and one server certificate for 127.0.0.1 and localhost, presented by MariaDB and
+# by Kafka's SASL_SSL listener; clients verify it against $TLS_DIR/ca.crt. Made once, in a
+# scratch folder moved into place whole, so an interrupted run never leaves half a set.
+# server.pem (certificate, then its PKCS#8 key) is Kafka's PEM keystore.
+tls_certificates() {
+  [ -f "$TLS_DIR/server.pem" ] && return 0
+  command -v openssl >/dev/null || apt_install openssl
+  local work
+  work=$(mktemp -d "$SERVICES_DIR/tls.XXXXXX")
+  cat >"$work/openssl.cnf" <<'CNF'
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = canal-bridge local services CA
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = IP:127.0.0.1, DNS:localhost
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+CNF
+  (
+    cd "$work"
+    umask 077
+    openssl req -x509 -newkey rsa:2048 -noenc -keyout ca.key -out ca.crt -days 3650 \
+      -config openssl.cnf -extensions ca
+    openssl req -newkey rsa:2048 -noenc -keyout server.key -out server.csr -config openssl.cnf \
+      -subj /CN=localhost
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial "0x$(openssl rand -hex 16)" \
+      -days 3650 -out server.crt -extfile openssl.cnf -extensions server
+    cat server.crt server.key >server.pem
+    rm server.csr
+  ) >"$work/openssl.log" 2>&1 || die "making the TLS certificates failed: see $work/openssl.log"
+  chmod 755 "$work"  # the certificates readable by anyone, the keys (umask 077) by us only
+  chmod 644 "$work/ca.crt" "$work/server.crt"
+  rm -rf "$TLS_DIR"
+  mv "$work" "$TLS_DIR"
+  log "TLS certificates for 127.0.0.1/localhost made in $TLS_DIR (CA: ca.crt)"
 }
 
 # ---------------------------------------------------------------- MariaDB
@@ -53,6 +104,9 @@ innodb_buffer_pool_size=256M
 innodb_log_file_size=256M
 innodb_flush_log_at_trx_commit=2
 sync_binlog=0
+ssl-ca=$TLS_DIR/ca.crt
+ssl-cert=$TLS_DIR/server.crt
+ssl-key=$TLS_DIR/server.key
 CNF
 }
 
@@ -65,6 +119,7 @@ mariadb_up() {
   sock=$(mariadb_socket)
   [ ${#sock} -lt 100 ] || die "MariaDB socket path $sock is too long for a unix socket: set CANAL_BRIDGE_VAR_DIR to a shorter folder"
   mkdir -p "$mariadb_dir/binlog"
+  tls_certificates
   mariadb_config
   local fresh=0
   if [ ! -d "$mariadb_dir/data/mysql" ]; then
@@ -88,6 +143,12 @@ GRANT ALL PRIVILEGES ON *.* TO '$MYSQL_ADMIN_USER'@'%' WITH GRANT OPTION;
 FLUSH PRIVILEGES;
 SQL
   fi
+  # Every start, so that a datadir made before the TLS account gains it too.
+  mariadb_client <<SQL || die "creating the MariaDB TLS account failed"
+CREATE USER IF NOT EXISTS '$MYSQL_TLS_USER'@'%' IDENTIFIED BY '$MYSQL_TLS_PASSWORD' REQUIRE SSL;
+ALTER USER '$MYSQL_TLS_USER'@'%' REQUIRE SSL;
+GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '$MYSQL_TLS_USER'@'%';
+SQL
 }
 
 # ---------------------------------------------------------------- MySQL (Debian sid chroot)
@@ -213,24 +274,44 @@ kafka_dir=$SERVICES_DIR/kafka
 
 kafka_ready() {
   pid_alive "$(pidfile kafka)" || return 1
-  grep -q 'Kafka Server started' "$kafka_dir/server.log" 2>/dev/null && port_busy "$KAFKA_PORT"
+  grep -q 'Kafka Server started' "$kafka_dir/server.log" 2>/dev/null && port_busy "$KAFKA_PORT" \
+    && port_busy "$KAFKA_SASL_PORT"
+}
+
+# The SCRAM user of the SASL_SSL listener, set through the PLAINTEXT listener once the broker
+# runs: KRaft keeps SCRAM credentials in the cluster metadata, which `StorageTool format
+# --add-scram` seeds only when the log dir is made, so this one path serves fresh and existing
+# log dirs alike (setting the same password again changes nothing a client sees).
+kafka_scram_user() {
+  java -Xmx128m -cp "$KAFKA_LIBS/*" kafka.admin.ConfigCommand --bootstrap-server "127.0.0.1:$KAFKA_PORT" \
+    --alter --entity-type users --entity-name "$KAFKA_SASL_USER" \
+    --add-config "SCRAM-SHA-512=[iterations=8192,password=$KAFKA_SASL_PASSWORD]" \
+    >"$kafka_dir/scram.log" 2>&1 || die "creating the Kafka SCRAM user failed: see $kafka_dir/scram.log"
+  log "Kafka SASL_SSL (SCRAM-SHA-512, user $KAFKA_SASL_USER) on 127.0.0.1:$KAFKA_SASL_PORT"
 }
 
 kafka_up() {
   pid_alive "$(pidfile kafka)" && return 0
   require_free_port Kafka "$KAFKA_PORT" CANAL_BRIDGE_KAFKA_PORT
   require_free_port "Kafka controller" "$KAFKA_CONTROLLER_PORT" CANAL_BRIDGE_KAFKA_CONTROLLER_PORT
+  require_free_port "Kafka SASL_SSL" "$KAFKA_SASL_PORT" CANAL_BRIDGE_KAFKA_SASL_PORT
   [ -d "$KAFKA_LIBS" ] || die "Kafka jars missing in $KAFKA_LIBS: run deploy/local/install.sh kafka"
   mkdir -p "$kafka_dir/data"
+  tls_certificates
   cat >"$kafka_dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_PORT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL
 inter.broker.listener.name=PLAINTEXT
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+ssl.keystore.type=PEM
+ssl.keystore.location=$TLS_DIR/server.pem
+ssl.client.auth=none
 log.dirs=$kafka_dir/data
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -262,6 +343,7 @@ PROPS
   echo $! >"$(pidfile kafka)"
   wait_until 90 "Kafka ready on 127.0.0.1:$KAFKA_PORT" kafka_ready \
     || die "Kafka did not become ready within 90s: see $kafka_dir/server.log and $kafka_dir/stdout.log"
+  kafka_scram_user
 }
 
 # ---------------------------------------------------------------- common
@@ -304,6 +386,16 @@ export CANAL_BRIDGE_VAR_DIR=$VAR_DIR
 export SPARK_IVY_DIR=$CACHE_DIR/ivy
 export PYSPARK_PYTHON=$VENV_DIR/bin/python
 export PYSPARK_DRIVER_PYTHON=$VENV_DIR/bin/python
+ENV
+  # Once `up` has made the certificates (an older services folder has none until its next up).
+  [ -f "$TLS_DIR/ca.crt" ] || return 0
+  cat <<ENV
+export CANAL_BRIDGE_TLS_CA=$TLS_DIR/ca.crt
+export CANAL_BRIDGE_MYSQL_TLS_USER=$MYSQL_TLS_USER
+export CANAL_BRIDGE_MYSQL_TLS_PASSWORD=$MYSQL_TLS_PASSWORD
+export KAFKA_SASL_BOOTSTRAP_SERVERS=127.0.0.1:$KAFKA_SASL_PORT
+export CANAL_BRIDGE_KAFKA_SASL_USER=$KAFKA_SASL_USER
+export CANAL_BRIDGE_KAFKA_SASL_PASSWORD=$KAFKA_SASL_PASSWORD
 ENV
 }
 
