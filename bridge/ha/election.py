@@ -36,6 +36,7 @@ from typing import Literal
 from kazoo.client import KazooState
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from bridge.backoff import Backoff
 from bridge.exceptions import BridgeError
 from bridge.ha.base import DestinationHost, RunningInfo
 from bridge.ha.exceptions import FencedOut, HaError
@@ -47,6 +48,8 @@ from bridge.ha.session import ZkSession
 log = logging.getLogger(__name__)
 
 TICK_S = 0.5
+# The longest wait after failed rounds: short, as a failed round may be a take-over not done.
+RETRY_MAX_S = 10.0
 BALANCE_DELAY_S = 2.0
 RETRY_DELAY_S = 30.0
 
@@ -138,14 +141,28 @@ class Election:
         self._wake.set()
 
     def _loop(self) -> None:
+        """A round per tick or ZooKeeper event; after a failed round the wait grows (the shared
+        back-off, up to ``RETRY_MAX_S``) so a ZooKeeper in trouble costs a few lines a minute,
+        and an unexpected error's traceback is logged once."""
+        retry = Backoff(self.tick_s, max(RETRY_MAX_S, self.tick_s))
+        traced: set[type[Exception]] = set()
         while not self._stopping.is_set():
+            wait_s = self.tick_s
             try:
                 self._round()
-            except HaError as exc:
-                log.warning("HA round failed, trying again: %s", exc)
-            except Exception:
-                log.exception("HA round failed, trying again")
-            self._wake.wait(self.tick_s)
+                retry.reset()
+            except Exception as exc:
+                wait_s = retry.next()
+                unexpected = not isinstance(exc, HaError)
+                log.warning(
+                    "HA round failed, trying again in %.1f s: %s%s",
+                    wait_s,
+                    f"{type(exc).__name__}: " if unexpected else "",
+                    exc,
+                    exc_info=unexpected and type(exc) not in traced,
+                )
+                traced.add(type(exc))
+            self._wake.wait(wait_s)
             self._wake.clear()
 
     def _round(self) -> None:

@@ -14,6 +14,7 @@ from bridge import native
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.mq.flat_encoder import CompiledFlatMessageEncoder, FlatMessageEncoder
+from bridge.mq.key_change import with_key_change
 from bridge.mq.records import Placement, RecordBuilder, RowsEncoder
 from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 
@@ -63,9 +64,12 @@ def rows_encoder(
     compiled: native.Compiled | Loaded | None = Loaded.MODULE,
 ) -> RowsEncoder:
     """The encoder of a destination: its format's, compiled where the module is loaded (or
-    as ``compiled`` says: None for pure Python)."""
+    as ``compiled`` says: None for pure Python), with ``mq.key_change`` applied before it (so
+    every format gets it, once: ``bridge.mq.key_change``)."""
     module = native.module if compiled is Loaded.MODULE else compiled
-    return ENCODERS[format_name(mq)](mq, placement_of(mq, max_record_bytes), module)
+    placement = placement_of(mq, max_record_bytes)
+    encoder = ENCODERS[format_name(mq)](mq, placement, module)
+    return with_key_change(mq.key_change, encoder, placement)
 
 
 def record_builder(

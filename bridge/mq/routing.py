@@ -81,6 +81,11 @@ class PartitionRouter(Protocol):
         partitions: int,
     ) -> int: ...
 
+    def hashed_columns(self, database: str, table: str, pk_names: Sequence[str]) -> Sequence[str]:
+        """The columns whose values choose a row's partition; () when the partition does not
+        depend on the row (no hashing, no rule for the table, or a by-table rule)."""
+        ...
+
 
 class CanalTopicRouter:
     """canal's ``canal.mq.topic`` + ``canal.mq.dynamicTopic``; results are cached per table."""
@@ -209,6 +214,21 @@ class CanalPartitionRouter:
         for column in pk_names if rule.by_pk else rule.columns:
             h ^= java_string_hash(_lookup(row, column) or "")
         return partition_of(h, partitions)
+
+    def hashed_columns(self, database: str, table: str, pk_names: Sequence[str]) -> Sequence[str]:
+        rule = self.rule_for(database, table) if self._rules else None
+        if rule is None or rule.by_table:
+            return ()
+        return pk_names if rule.by_pk else rule.columns
+
+
+def hashed_value(row: Row, column: str) -> str | None:
+    """The text a row's ``column`` adds to its partition hash ('' for NULL, as the hash reads
+    it), or None when the row image lacks the column (a MINIMAL image: unknown, not NULL)."""
+    if column in row:
+        return row[column] or ""
+    lowered = column.lower()
+    return next((value or "" for name, value in row.items() if name.lower() == lowered), None)
 
 
 def _lookup(row: Row, column: str) -> str | None:
