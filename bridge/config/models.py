@@ -256,13 +256,6 @@ class MqConfig(_Model):
     # update: one UPDATE hashed by the new key, as canal sends it.
     key_change: Literal["split", "update"] = "split"
 
-    @field_validator("flat_message")
-    @classmethod
-    def _flat_only(cls, value: bool) -> bool:
-        if not value:
-            raise ValueError("only true is supported (canal's protobuf format is not built)")
-        return value
-
     @field_validator("ddl", "oversize")
     @classmethod
     def _policy_topic(cls, value: str) -> str:

@@ -72,6 +72,9 @@ class FlatMessageEncoder:
         message = flat_message_of(entry, change, batch_id, ts)
         return self._records_of(message, entry.header)
 
+    def finish(self, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
+        return ()  # one record per entry: nothing waits for the batch's end
+
     def ahead(self) -> AheadEncoding | None:
         return None  # the pure-Python records are written with their batch
 

@@ -2,7 +2,8 @@
 encoder: once, when the destination is built (``rows_encoder``).
 
 A format is registered as a factory of its ``RowsEncoder`` (see that protocol for an example);
-the configuration names the format (``mq.flat_message: true`` is canal's ``canal-json``).
+the configuration names the format (``mq.flat_message: true`` is canal's ``canal-json``,
+``false`` canal's protobuf ``Message``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from bridge import native
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.mq.flat_encoder import CompiledFlatMessageEncoder, FlatMessageEncoder
+from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
 from bridge.mq.key_change import with_key_change
 from bridge.mq.records import Placement, RecordBuilder, RowsEncoder
 from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
@@ -32,7 +34,18 @@ def flat_message_encoder(
     return CompiledFlatMessageEncoder(placement, ddl, oversize, compiled=compiled)
 
 
-ENCODERS: dict[str, EncoderFactory] = {"flat_message": flat_message_encoder}
+def protobuf_encoder(
+    mq: MqConfig, placement: Placement, compiled: native.Compiled | None
+) -> RowsEncoder:
+    """canal's protobuf messages (``mq.flat_message: false``): pure Python, per batch."""
+    ddl, oversize = DdlPolicy.parse(mq.ddl), OversizePolicy.parse(mq.oversize)
+    return ProtobufMessageEncoder(placement, ddl, oversize, dynamic_topic=bool(mq.dynamic_topic))
+
+
+ENCODERS: dict[str, EncoderFactory] = {
+    "flat_message": flat_message_encoder,
+    "protobuf": protobuf_encoder,
+}
 
 
 class Loaded(Enum):

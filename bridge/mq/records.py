@@ -79,6 +79,9 @@ class RowsEncoder(Protocol):
                 value = change.sql.encode()
                 return [OutgoingRecord(topic, partition, b"", value, binlog_headers(h))]
 
+            def finish(self, batch_id: int, ts: int) -> list[OutgoingRecord]:
+                return []
+
             def ahead(self) -> AheadEncoding | None:
                 return None
 
@@ -89,6 +92,12 @@ class RowsEncoder(Protocol):
         """The records of one entry of a batch (none for an entry the format leaves out), in
         order; raises ``RecordTooLarge`` when one is over the limit and its policy cannot
         help. ``batch_id`` and ``ts`` (ms) are the batch's id and build time."""
+        ...
+
+    def finish(self, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
+        """The records held back until the batch's last entry was encoded (formats whose
+        record carries a whole batch: canal's protobuf messages); none for per-entry formats.
+        Called once per batch, after ``encode``; may raise ``RecordTooLarge`` too."""
         ...
 
     def ahead(self) -> AheadEncoding | None:
@@ -180,6 +189,7 @@ class RecordBuilder:
             entries, cursor_record = self.cursor.batch(batch_id, entries)
         for entry in entries:
             records.extend(encode(entry, batch_id, ts))
+        records.extend(self.encoder.finish(batch_id, ts))
         if cursor_record is not None:
             records.append(cursor_record)
         return records

@@ -212,7 +212,6 @@ BROKEN = [
     ("destinations.0.mq.ddl", "topic:a b", "destinations[0].mq.ddl: 'a b' is not a valid Kafka"),
     ("destinations.0.mq.oversize", "dead_letter:", "destinations[0].mq.oversize: expected 'fail'"),
     ("destinations.0.mq.oversize", "dead_letter:$", "destinations[0].mq.oversize: '$' is not"),
-    ("destinations.0.mq.flat_message", False, "destinations[0].mq.flat_message: only true"),
     ("destinations.0.mq.colour", "red", "destinations[0].mq.colour: unknown key"),
     ("destinations.0.mq", _DELETE, "destinations[0].mq: required"),
     (
