@@ -15,8 +15,8 @@ from bridge import native
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.mq.flat_encoder import CompiledFlatMessageEncoder, FlatMessageEncoder
-from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
 from bridge.mq.key_change import with_key_change
+from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
 from bridge.mq.records import Placement, RecordBuilder, RowsEncoder
 from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 
