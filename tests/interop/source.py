@@ -39,6 +39,21 @@ FLINK_ROW = "ROW<" + ", ".join(f"{name} {kind}" for name, kind in FLINK_FIELDS.i
 ADDED_COLUMN = "extra"
 DDL = f"ALTER TABLE {{schema}}.{TABLE} ADD COLUMN {ADDED_COLUMN} INT NULL"
 
+# The java.sql.Types code canal gives each column (INTEGER, VARCHAR, DECIMAL, BIGINT, DOUBLE,
+# TINYINT, DATE, TIMESTAMP; binary types report BLOB, as canal does).
+CANAL_SQL_TYPES = {
+    "id": 4,
+    "note": 12,
+    "amount": 3,
+    "qty": -5,
+    "ratio": 8,
+    "level": -6,
+    "born": 91,
+    "seen": 93,
+    "payload": 2004,
+    ADDED_COLUMN: 4,
+}
+
 Row = dict[str, Any]
 ROW_VALUES = "(%s, %s, %s, %s, %s, %s, %s, %s, %s)"
 

@@ -19,6 +19,7 @@ from tests.interop import consumers
 from tests.interop.conftest import Stream, wait_for_rows
 from tests.interop.source import (
     ADDED_COLUMN,
+    CANAL_SQL_TYPES,
     TABLE,
     Change,
     canal_text,
@@ -66,6 +67,7 @@ def test_flat_mode_returns_the_source_rows(
         )
         assert line["mysqlType"].items() <= column_types(mysql, streamed.schema).items()
         assert line["sqlType"].keys() == line["mysqlType"].keys() == line["data"].keys()
+        assert line["sqlType"].items() <= CANAL_SQL_TYPES.items()
     ddl = [line for line in run.lines if line.get("isDdl")]
     assert [(d["type"], d["table"]) for d in ddl] == [("ALTER", TABLE)], ddl
     assert f"ADD COLUMN {ADDED_COLUMN}" in ddl[0]["sql"]
@@ -166,5 +168,11 @@ def test_protobuf_mode_returns_the_source_rows(
         if change.type == "UPDATE":
             assert set(line["updated"]) == change.changed()
         assert line["mysqlType"].items() <= column_types(mysql, scratch_schema).items()
+        assert (
+            line["sqlType"].keys()
+            == line["mysqlType"].keys()
+            == (line["after"] or line["before"]).keys()
+        )
+        assert line["sqlType"].items() <= CANAL_SQL_TYPES.items()
     ddl = [line for line in run.lines if line.get("isDdl")]
     assert [(d["type"], d["table"]) for d in ddl] == [("ALTER", TABLE)], ddl
