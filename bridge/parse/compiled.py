@@ -3,8 +3,10 @@ the reader of a plan.
 
 The compiled reader renders the types of most tables: integers, DECIMAL, DATETIME2, DATE,
 TIME2, YEAR, and UTF-8 or binary strings and BLOBs. FLOAT/DOUBLE (Java's shortest rendering),
-TIMESTAMP (time zones), ENUM/SET, BIT, JSON, GEOMETRY and other charsets keep their Python
-decoders (``bridge.parse.values``), which the compiled reader calls for those columns. It
+TIMESTAMP (time zones), ENUM/SET, BIT, JSON, GEOMETRY, other charsets and base64 binary text
+(``mq.binary_encoding: base64``) keep their Python decoders (``bridge.parse.values``), which
+the compiled reader calls for those columns. Both value modes are honoured: the only mode
+difference among the compiled types is DECIMAL's canal spelling, a flag of its spec. It
 hands an image to the Python reader whenever that one must decide (truncated or corrupt
 values, invalid UTF-8), so results and errors are the same either way.
 """
@@ -49,7 +51,7 @@ def column_spec(col: ColumnMeta, options: DecodeOptions) -> Spec | None:
     if code == MysqlType.NEWDECIMAL:
         if not 0 <= col.scale <= col.precision <= _MAX_DECIMAL_PRECISION or col.precision <= 0:
             return None
-        return (_DECIMAL, col.precision, col.scale, _T.DECIMAL, int(options.canal_decimal_quirk))
+        return (_DECIMAL, col.precision, col.scale, _T.DECIMAL, int(options.canal))
     if code in (MysqlType.DATETIME2, MysqlType.TIME2):
         if not 0 <= col.fsp <= 6:
             return None
@@ -61,14 +63,16 @@ def column_spec(col: ColumnMeta, options: DecodeOptions) -> Spec | None:
     if code == MysqlType.YEAR:
         return (_YEAR, 0, 0, _T.VARCHAR, 0)
     if code in _TEXT_TYPES:
-        return _text_spec(col, 1 if col.max_length < 256 else 2, _TEXT_TYPES[code])
+        return _text_spec(col, 1 if col.max_length < 256 else 2, _TEXT_TYPES[code], options)
     if code in _BLOBS and 1 <= col.max_length <= 4:
-        return _text_spec(col, col.max_length, _T.CLOB)
+        return _text_spec(col, col.max_length, _T.CLOB, options)
     return None
 
 
-def _text_spec(col: ColumnMeta, prefix: int, text_type: int) -> Spec | None:
-    if text_decoder(col) is None:  # binary: ISO-8859-1 text, sql_type BLOB
+def _text_spec(col: ColumnMeta, prefix: int, text_type: int, options: DecodeOptions) -> Spec | None:
+    if text_decoder(col) is None:  # binary: ISO-8859-1 text (base64: Python's), sql_type BLOB
+        if options.binary_encoding != "latin1":
+            return None
         return (_TEXT, prefix, _LATIN1, _T.BLOB, 0)
     if plain_codec(col) != "utf-8":
         return None

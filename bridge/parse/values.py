@@ -5,7 +5,11 @@ Decoding is a table: ``DECODERS`` maps a ``MYSQL_TYPE_*`` code to a small factor
 ``(data, pos) -> (text, sql_type, new_pos)``. ``bridge.parse.rows.RowDecoder`` builds one decoder
 per column once per table and calls them in a tight loop.
 
-Renderings follow canal's ``RowsLogBuffer.fetchValue`` + ``LogEventConvert.parseOneRow``:
+Renderings and ``sql_type`` codes follow canal 1.1.8's ``RowsLogBuffer.fetchValue`` +
+``LogEventConvert.parseOneRow``. The ``sql_type`` is canal's in both value modes
+(``DecodeOptions.value_mode``): canal's adapters pick the JDBC setter from it. The table shows
+the ``faithful`` text; ``canal`` differs where marked (docs/canal-compatibility.md has the
+complete list):
 
 ========================  ==========================================  =========  ==========
 MySQL type (code)         text                                        sql_type   NULL type
@@ -17,34 +21,40 @@ INT24 (9)                 unsigned >= 2**23: still INTEGER            INTEGER   
 LONG (3)                  unsigned >= 2**31: BIGINT                   INTEGER    INTEGER
 LONGLONG (8)              unsigned >= 2**63: DECIMAL                  BIGINT     BIGINT
 NEWDECIMAL (246)          BigDecimal.toPlainString, scale digits      DECIMAL    DECIMAL
+  canal                   a zero last partial group dropped ("5.0")
 FLOAT (4) / DOUBLE (5)    Float/Double.toString ("1.0E10", "100.0")   REAL/DOUBLE (same)
 BIT (16)                  unsigned decimal of the big-endian bits     BIT        BIT
 YEAR (13)                 "0000" for 0, else "1901".."2155"            VARCHAR    VARCHAR
 DATE (10)                 "yyyy-mm-dd", "0000-00-00", "2020-00-00"    DATE       DATE
 TIME (11) / TIME2 (19)    "[-]hh:mm:ss[.f{fsp}]", "-838:59:59"        TIME       TIME
+  canal, TIME (11)        exactly 100 hours as "00:mm:ss"
 DATETIME (12) / 2 (18)    "yyyy-mm-dd hh:mm:ss[.f{fsp}]"              TIMESTAMP  TIMESTAMP
 TIMESTAMP (7) / 2 (17)    same, in ``DecodeOptions.time_zone``;       TIMESTAMP  TIMESTAMP
                           0 -> "0000-00-00 00:00:00[.000]"
 VARCHAR (15) / VAR_STR    text in the column charset                  VARCHAR    VARCHAR
-  binary (charset None)   bytes as ISO-8859-1 text                    BLOB       VARBINARY
+  binary (charset None)   bytes as binary text (below)                BLOB       BLOB
 STRING (254, CHAR)        text in the column charset                  CHAR       CHAR
-  binary (BINARY(n))      bytes as ISO-8859-1 text                    BLOB       BINARY
-BLOB family (249-252)     TEXT: charset text                          CLOB       VARBINARY
-                          BLOB: bytes as ISO-8859-1 text              BLOB       (TINY) or
-                                                                                 LONGVARBINARY
-ENUM (247)                the label ("" for the '' error value)       CHAR       CHAR
-  enum_set_labels=False   the 1-based index ("0" = the '' error)      INTEGER    INTEGER
-SET (248)                 the member labels joined by ","             CHAR       CHAR
-  enum_set_labels=False   the bitmask as an unsigned decimal          BIT        BINARY
+  binary (BINARY(n))      bytes as binary text                        BLOB       BLOB
+BLOB family (249-252)     TEXT: charset text                          CLOB       CLOB
+                          BLOB: bytes as binary text                  BLOB       BLOB
+ENUM (247)                the label ("" for the '' error value)       INTEGER    INTEGER
+  canal                   the 1-based index ("0" = the '' error)
+SET (248)                 the member labels joined by ","             BIT        BLOB
+  canal                   the bitmask as an unsigned decimal
 JSON (245, MySQL binary)  canal's JsonConversion text                 VARCHAR    OTHER
-GEOMETRY (255)            raw bytes (SRID + WKB) as ISO-8859-1 text   BLOB       BINARY
+GEOMETRY (255)            raw bytes (SRID + WKB) as binary text       BLOB       BLOB
 VECTOR (242, MySQL 9)     VECTOR_TO_STRING text "[1.00000e+00,...]"   OTHER      OTHER
 ========================  ==========================================  =========  ==========
 
-The NULL column type is canal's ``mysqlToJavaType``: canal applies its unsigned / text / binary
-adjustments only to non-NULL values, so e.g. a NULL TEXT reports LONGVARBINARY (and, with
-``enum_set_labels=False``, a NULL SET BINARY). We reproduce that, since it reaches FlatMessage
-``sqlType``.
+The NULL column type is canal's ``mysqlToJavaType`` followed by the one adjustment canal 1.1.8
+makes for NULLs too (its issue #4652): the binary kinds (BINARY, VARBINARY, LONGVARBINARY)
+become CLOB for TEXT columns and BLOB for everything else (BINARY, BLOB, SET, GEOMETRY). The
+unsigned widening happens only for non-NULL values. We reproduce this, since it reaches
+FlatMessage ``sqlType``.
+
+Binary bytes (BINARY, VARBINARY, BLOB, GEOMETRY) become text as ``DecodeOptions.binary_encoding``
+says: ``latin1`` (canal: one ISO-8859-1 character per byte) or ``base64`` (standard alphabet,
+padded: what Flink's JSON format expects of a ``BYTES`` column).
 
 Deliberate differences from canal, each a canal bug:
 
@@ -55,10 +65,11 @@ Deliberate differences from canal, each a canal bug:
   fewer than 9 fractional digits ("0.0", canal issue #5313). ``DecodeOptions.canal_decimal_quirk``
   reproduces canal's text.
 - A legacy TIME (type 11) of exactly 100 hours renders "100:..", where canal writes "00:..".
+- ENUM/SET values are labels (as MySQL prints them), where canal writes the stored index /
+  bitmask.
 
-ENUM/SET values are labels by default (``DecodeOptions.enum_set_labels``; sql_type CHAR, as
-MySQL Connector/J reports them, and as the parser always renders them); ``enum_set_labels=False``
-gives the stored index / bitmask instead.
+``value_mode="canal"`` reproduces canal's text in the last three (canal's text decoding with
+its connection charset is not reproduced: it garbles every non-UTF-8 column).
 
 Unknown or internal-only types (DECIMAL 0, NEWDATE 14, ...) raise ``UnsupportedColumnType``
 naming the column; an image running past the end of the event raises ``TruncatedRowImage``.
@@ -66,13 +77,14 @@ naming the column; an image running past the end of the event raises ``Truncated
 
 from __future__ import annotations
 
+import base64
 import codecs
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal, get_args
 
 from bridge.parse.codes import MysqlType
 from bridge.parse.exceptions import SchemaMismatch
@@ -102,17 +114,38 @@ class TruncatedRowImage(RowDecodeError):
     """A value runs past the end of the rows event, or a value's bytes are corrupt."""
 
 
+ValueMode = Literal["faithful", "canal"]
+BinaryEncoding = Literal["latin1", "base64"]
+
+
 @dataclass(frozen=True, slots=True)
 class DecodeOptions:
-    """How values are rendered; one instance per parser.
+    """How values are rendered; one instance per parser, from the destination's ``mq``
+    settings (``mq.value_mode``, ``mq.binary_encoding``), so it is picklable: the binlog reader
+    may run in a child process.
 
     ``time_zone`` renders TIMESTAMP columns (canal: the JVM default zone); ``None`` means this
-    process's local zone, as a JVM would use.
+    process's local zone, as a JVM would use. ``value_mode`` ``faithful`` spells values as the
+    source holds them, ``canal`` exactly as canal 1.1.x does (see the module docstring).
+    ``binary_encoding`` turns binary bytes into text.
     """
 
     time_zone: tzinfo | None = None
-    enum_set_labels: bool = True
-    canal_decimal_quirk: bool = False
+    value_mode: ValueMode = "faithful"
+    binary_encoding: BinaryEncoding = "latin1"
+
+    def __post_init__(self) -> None:
+        if self.value_mode not in get_args(ValueMode):
+            raise ValueError(f"mq.value_mode {self.value_mode!r} is unknown: use faithful or canal")
+        if self.binary_encoding not in get_args(BinaryEncoding):
+            raise ValueError(
+                f"mq.binary_encoding {self.binary_encoding!r} is unknown: use latin1 or base64"
+            )
+
+    @property
+    def canal(self) -> bool:
+        """Whether values are spelled as canal spells them (``value_mode="canal"``)."""
+        return self.value_mode == "canal"
 
 
 DecoderFactory = Callable[[ColumnMeta, DecodeOptions], ValueDecoder]
@@ -250,7 +283,7 @@ def _decimal(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     # From the least significant group: (bit mask, bit width, 10**digits).
     lsb_first = tuple(((1 << 8 * b) - 1, 8 * b, 10**d) for b, d in reversed(groups))
     tail_digits = scale % 9
-    quirk = options.canal_decimal_quirk and tail_digits > 0
+    quirk = options.canal and tail_digits > 0
     from_bytes = int.from_bytes
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
@@ -342,9 +375,10 @@ def _little_endian_uint(size: int) -> Callable[[bytes, int], int]:
 
 
 def _enum(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
+    """The label (faithful) or canal's 1-based index; sql_type INTEGER either way (canal's)."""
     size = _storage_bytes(col)
     read = _little_endian_uint(size)
-    if not options.enum_set_labels:
+    if options.canal:
 
         def index(data: bytes, pos: int) -> tuple[str, int, int]:
             return str(read(data, pos)), _T.INTEGER, pos + size
@@ -356,15 +390,17 @@ def _enum(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
         value = read(data, pos)
         if value >= len(labels):
             raise RowDecodeError(f"ENUM index {value} out of range for column `{col.name}`")
-        return labels[value], _T.CHAR, pos + size
+        return labels[value], _T.INTEGER, pos + size
 
     return label
 
 
 def _set(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
+    """The labels (faithful) or canal's bitmask as an unsigned decimal; sql_type BIT either
+    way (canal's)."""
     size = _storage_bytes(col)
     read = _little_endian_uint(size)
-    if not options.enum_set_labels:
+    if options.canal:
 
         def mask(data: bytes, pos: int) -> tuple[str, int, int]:
             return str(read(data, pos)), _T.BIT, pos + size
@@ -377,7 +413,7 @@ def _set(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
         if value >> len(labels):
             raise RowDecodeError(f"SET bits {value:#x} out of range for column `{col.name}`")
         text = ",".join(labels[i] for i in range(len(labels)) if value >> i & 1)
-        return text, _T.CHAR, pos + size
+        return text, _T.BIT, pos + size
 
     return label
 
@@ -425,8 +461,11 @@ def _date(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
 
 
 def _time(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
-    """Legacy TIME: a signed little-endian int24 holding [-]HHMMSS in decimal."""
+    """Legacy TIME: a signed little-endian int24 holding [-]HHMMSS in decimal. canal prints
+    the hours with two digits up to 100 and keeps the last two (100 -> "00"): ``canal``
+    mode does too."""
     unpack = _I24.unpack_from
+    hours_100 = "00" if options.canal else "100"
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
         low, high = unpack(data, pos)
@@ -435,7 +474,9 @@ def _time(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
             return "00:00:00", _T.TIME, pos + 3
         sign = "-" if value < 0 else ""
         value = abs(value)
-        text = f"{sign}{value // 10000:02d}:{value % 10000 // 100:02d}:{value % 100:02d}"
+        hours = value // 10000
+        hh = hours_100 if hours == 100 else f"{hours:02d}"
+        text = f"{sign}{hh}:{value % 10000 // 100:02d}:{value % 100:02d}"
         return text, _T.TIME, pos + 3
 
     return decode
@@ -542,12 +583,10 @@ def _datetime2(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
                     dates[ymd] = date
             hms = intpart & 0x1FFFF
             text = f"{date}{two[hms >> 12]}:{two[hms >> 6 & 63]}:{two[hms & 63]}"
-        if fsp == 6:  # three signed big-endian bytes of microseconds, as fsp 5
-            return (
-                f"{text}.{from_bytes(data[pos + 5 : end], 'big', signed=True):06d}",
-                sql_type,
-                end,
-            )
+        if fsp == 6:  # three signed big-endian bytes of microseconds, as fsp 5; a corrupt
+            # value of 10**6 or more keeps six digits, as canal's substring(0, fsp) does
+            micros = from_bytes(data[pos + 5 : end], "big", signed=True)
+            return f"{text}.{micros:06d}"[: len(text) + 7], sql_type, end
         if fsp:
             text = f"{text}.{fraction(data, pos + 5):06d}"[: 20 + fsp]
         return text, sql_type, end
@@ -651,6 +690,16 @@ def _latin1(raw: bytes) -> str:
     return raw.decode("latin-1")
 
 
+def _base64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def binary_text(options: DecodeOptions) -> TextDecoder:
+    """How binary bytes become text: ``latin1`` (canal's ISO-8859-1, one character per byte)
+    or ``base64``."""
+    return _base64 if options.binary_encoding == "base64" else _latin1
+
+
 def _mysql_latin1(raw: bytes) -> str:
     return codecs.charmap_decode(raw, "strict", _MYSQL_LATIN1_TABLE)[0]
 
@@ -730,18 +779,23 @@ def _string(text_type: int) -> DecoderFactory:
     declared byte length is below 256, else 2 bytes."""
 
     def factory(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
-        return _prefixed_text(1 if col.max_length < 256 else 2, col, text_type)
+        return _prefixed_text(1 if col.max_length < 256 else 2, col, text_type, options)
 
     return factory
 
 
-def _prefixed_text(size: int, col: ColumnMeta, text_type: int) -> ValueDecoder:
+def _prefixed_text(
+    size: int, col: ColumnMeta, text_type: int, options: DecodeOptions
+) -> ValueDecoder:
     """A length-prefixed value as text in the column's charset (``text_type``), or binary
-    bytes as ISO-8859-1 (BLOB). The prefix is read and the bytes decoded in one function:
-    strings are most of the values of a typical row."""
+    bytes as ``binary_text`` (BLOB, canal's type for every binary value). The prefix is read
+    and the bytes decoded in one function: strings are most of the values of a typical row."""
     text = text_decoder(col)
-    to_text, sql_type = (text, text_type) if text is not None else (_latin1, _T.BLOB)
-    codec = plain_codec(col) if text is not None else "latin-1"
+    binary = binary_text(options)
+    to_text, sql_type = (text, text_type) if text is not None else (binary, _T.BLOB)
+    codec = plain_codec(col) if text is not None else None
+    if text is None and binary is _latin1:
+        codec = "latin-1"
     if size == 1 and codec is not None:
 
         def one(data: bytes, pos: int) -> tuple[str, int, int]:
@@ -776,7 +830,7 @@ def _blob(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     """BLOB/TEXT of every size (and MariaDB's JSON, a LONGTEXT)."""
     if not 1 <= col.max_length <= 4:
         raise UnsupportedColumnType(col, f"BLOB length prefix of {col.max_length} bytes")
-    return _prefixed_text(col.max_length, col, _T.CLOB)
+    return _prefixed_text(col.max_length, col, _T.CLOB, options)
 
 
 def _vector(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
@@ -798,12 +852,13 @@ def _vector(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
 
 
 def _geometry(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
-    """canal keeps the raw value (4-byte SRID + WKB) as ISO-8859-1 text, sql_type BLOB."""
+    """canal keeps the raw value (4-byte SRID + WKB) as binary text, sql_type BLOB."""
     span = _prefixed(col.max_length or 4)
+    to_text = binary_text(options)
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
         start, end = span(data, pos)
-        return data[start:end].decode("latin-1"), _T.BLOB, end
+        return to_text(data[start:end]), _T.BLOB, end
 
     return decode
 
@@ -812,7 +867,7 @@ def _json(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     """MySQL 5.7+ binary JSON, rendered like canal's ``JsonConversion`` (MariaDB stores JSON as
     LONGTEXT and never writes type 245)."""
     span = _prefixed(col.max_length or 4)
-    quirk = options.canal_decimal_quirk
+    quirk = options.canal
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
         start, end = span(data, pos)
@@ -900,7 +955,8 @@ def _jsonb_escape(text: str) -> str:
 def _jsonb_opaque(field_type: int, raw: bytes, quirk: bool) -> str:
     if field_type == MysqlType.NEWDECIMAL:
         column = ColumnMeta(0, "json", field_type, "decimal", precision=raw[0], scale=raw[1])
-        return _decimal(column, DecodeOptions(canal_decimal_quirk=quirk))(raw, 2)[0]
+        mode: ValueMode = "canal" if quirk else "faithful"
+        return _decimal(column, DecodeOptions(value_mode=mode))(raw, 2)[0]
     if field_type in (MysqlType.TIME, MysqlType.DATE, MysqlType.DATETIME, MysqlType.TIMESTAMP):
         packed = _I64.unpack_from(raw, 0)[0]
         if packed == 0:
@@ -962,25 +1018,26 @@ def make_decoder(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
 
 
 def null_sql_type(col: ColumnMeta, options: DecodeOptions) -> int:
-    """The sql_type canal reports for a NULL value (its ``mysqlToJavaType``)."""
+    """The sql_type canal 1.1.8 reports for a NULL value: its ``mysqlToJavaType``, whose
+    binary kinds ``LogEventConvert`` turns into CLOB (TEXT) or BLOB (anything else), as it
+    does for values. The same in both value modes."""
     code = col.type_code
-    sql_type: int
-    if code in (MysqlType.ENUM, MysqlType.SET) and options.enum_set_labels:
-        sql_type = _T.CHAR
-    elif code in (MysqlType.VARCHAR, MysqlType.VAR_STRING, MysqlType.STRING):
+    if code in _STRINGS or MysqlType.TINY_BLOB <= code <= MysqlType.BLOB:
         try:
             binary = text_decoder(col) is None
         except UnsupportedColumnType:  # text in a charset without decoder: its values fail
             binary = False
-        if code == MysqlType.STRING:
-            sql_type = _T.BINARY if binary else _T.CHAR
-        else:
-            sql_type = _T.VARBINARY if binary else _T.VARCHAR
-    elif MysqlType.TINY_BLOB <= code <= MysqlType.BLOB:
-        sql_type = _T.VARBINARY if col.max_length == 1 else _T.LONGVARBINARY
-    else:
-        sql_type = _NULL_SQL_TYPES.get(code, _T.OTHER)
-    return sql_type
+        if binary:
+            return int(_T.BLOB)
+        return int(_STRINGS.get(code, _T.CLOB))
+    return int(_NULL_SQL_TYPES.get(code, _T.OTHER))
+
+
+_STRINGS: dict[int, int] = {
+    MysqlType.VARCHAR: _T.VARCHAR,
+    MysqlType.VAR_STRING: _T.VARCHAR,
+    MysqlType.STRING: _T.CHAR,
+}
 
 
 _NULL_SQL_TYPES: dict[int, int] = {
@@ -1004,8 +1061,8 @@ _NULL_SQL_TYPES: dict[int, int] = {
     MysqlType.NEWDATE: _T.DATE,
     MysqlType.YEAR: _T.VARCHAR,
     MysqlType.ENUM: _T.INTEGER,
-    MysqlType.SET: _T.BINARY,
-    MysqlType.GEOMETRY: _T.BINARY,
+    MysqlType.SET: _T.BLOB,
+    MysqlType.GEOMETRY: _T.BLOB,
     MysqlType.VECTOR: _T.OTHER,
 }
 

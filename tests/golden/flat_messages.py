@@ -44,7 +44,7 @@ LINES = Plan.described(
     ]
 )
 LINE_TYPES = (4, 1, 4)
-AUDIT = Plan.described([(0, "at", False, "timestamp", 93), (1, "what", False, "text", -4)])
+AUDIT = Plan.described([(0, "at", False, "timestamp", 93), (1, "what", False, "text", 2005)])
 
 
 def _header(table: str, event_type: EventType, offset: int, gtid: str = "") -> Header:
@@ -115,7 +115,7 @@ def canonical_entries() -> list[Entry]:
             EventType.INSERT,
             "audit",
             1400,
-            decoded_row(None, (), (), AUDIT, ("2026-11-25 08:00:01", "ünïcödé"), (93, -4)),
+            decoded_row(None, (), (), AUDIT, ("2026-11-25 08:00:01", "ünïcödé"), (93, 2005)),
         ),
         Entry(
             _header("orders", EventType.ALTER, 1600),

@@ -704,7 +704,7 @@ def test_text_charsets_emoji_latin1_json(
     )
     v, c, clob = J.VARCHAR, J.CHAR, J.CLOB
     js, js_null, js_declared = (
-        (clob, J.LONGVARBINARY, "longtext") if mysql.flavor == "mariadb" else (v, J.OTHER, "json")
+        (clob, clob, "longtext") if mysql.flavor == "mariadb" else (v, J.OTHER, "json")
     )
     _check(
         mysql,
@@ -734,12 +734,12 @@ def test_text_charsets_emoji_latin1_json(
                 "tx": ("'quoted' \\ back", clob),
                 "js": ('"just a string"', js),
             },
-            {  # canal's NULL types: TEXT reports LONGVARBINARY
+            {  # canal 1.1.8's NULL types: TEXT reports CLOB
                 "vc": (None, v),
                 "c10": (None, c),
                 "l1": (None, c),
                 "lv": (None, v),
-                "tx": (None, J.LONGVARBINARY),
+                "tx": (None, clob),
                 "js": (None, js_null),
             },
         ],
@@ -784,7 +784,7 @@ def test_binary_varbinary_and_a_megabyte_blob(
             },
             {"vb": ("", b), "bn": ("\x00a\x00b", b), "bl": ("", b)},
             {"vb": ("\x00\x00", b), "bn": ("é", b), "bl": ("\x00", b)},
-            {"vb": (None, J.VARBINARY), "bn": (None, J.BINARY), "bl": (None, J.LONGVARBINARY)},
+            {"vb": (None, b), "bn": (None, b), "bl": (None, b)},  # canal 1.1.8: BLOB
         ],
         {"id": "int(11)", "vb": "varbinary(16)", "bn": "binary(4)", "bl": "mediumblob"},
     )
@@ -813,26 +813,26 @@ def test_enum_set_labels_and_bits(
         ],
         session=("SET SESSION sql_mode = ''",),
     )
-    ch, bit = J.CHAR, J.BIT
+    en, bit, blob = J.INTEGER, J.BIT, J.BLOB  # canal's: ENUM INTEGER, SET BIT
     _check(
         mysql,
         entries,
         [
             {
-                "e": ("it's", ch),
-                "s": ("x,z", ch),
+                "e": ("it's", en),
+                "s": ("x,z", bit),
                 "b1": ("1", bit),
                 "b64": ("18446744073709551615", bit),
             },
-            {"e": ("a", ch), "s": ("", ch), "b1": ("0", bit), "b64": ("1", bit)},
+            {"e": ("a", en), "s": ("", bit), "b1": ("0", bit), "b64": ("1", bit)},
             {
-                "e": ("c", ch),
-                "s": ("x,y,z", ch),
+                "e": ("c", en),
+                "s": ("x,y,z", bit),
                 "b1": ("0", bit),
                 "b64": ("9223372036854775808", bit),
             },
-            {"e": ("", ch), "s": ("y", ch), "b1": ("1", bit), "b64": ("0", bit)},
-            {"e": (None, ch), "s": (None, ch), "b1": (None, bit), "b64": (None, bit)},
+            {"e": ("", en), "s": ("y", bit), "b1": ("1", bit), "b64": ("0", bit)},
+            {"e": (None, en), "s": (None, blob), "b1": (None, bit), "b64": (None, bit)},
         ],
         {
             "id": "int(11)",
@@ -885,7 +885,7 @@ def test_geometry_srid_and_wkb(
         [
             {"g": (POINT_1_2.decode("latin-1"), J.BLOB)},
             {"g": (line.decode("latin-1"), J.BLOB)},
-            {"g": (None, J.BINARY)},
+            {"g": (None, J.BLOB)},
         ],
         {"id": "int(11)", "g": "geometry"},
     )
@@ -993,9 +993,9 @@ def test_storage_sizes_and_length_prefixes(
         entries,
         [
             {
-                "e2": ("v299", ch),
-                "s2": ("m0,m8", ch),
-                "s8": (",".join(MEMBERS_64), ch),
+                "e2": ("v299", J.INTEGER),
+                "s2": ("m0,m8", J.BIT),
+                "s8": (",".join(MEMBERS_64), J.BIT),
                 "b9": ("511", bit),
                 "b17": ("65537", bit),
                 "c63": ("é" * 63, ch),
@@ -1010,9 +1010,9 @@ def test_storage_sizes_and_length_prefixes(
                 "lb": ("\x01" * 70000, blob),
             },
             {
-                "e2": ("v000", ch),
-                "s2": ("m8", ch),
-                "s8": ("s63", ch),
+                "e2": ("v000", J.INTEGER),
+                "s2": ("m8", J.BIT),
+                "s8": ("s63", J.BIT),
                 "b9": ("256", bit),
                 "b17": ("65536", bit),
                 "c63": ("a", ch),
@@ -1027,15 +1027,15 @@ def test_storage_sizes_and_length_prefixes(
                 "lb": ("", blob),
             },
             {
-                "e2": (None, ch),
-                "s8": (None, ch),
+                "e2": (None, J.INTEGER),
+                "s8": (None, J.BLOB),
                 "b17": (None, bit),
                 "c255": (None, ch),
                 "v300": (None, v),
-                "tt": (None, J.VARBINARY),  # canal: TINY* report VARBINARY when NULL
-                "tb": (None, J.VARBINARY),
-                "mt": (None, J.LONGVARBINARY),
-                "lb": (None, J.LONGVARBINARY),
+                "tt": (None, clob),  # canal 1.1.8: NULL TEXT is CLOB, NULL BLOB is BLOB
+                "tb": (None, blob),
+                "mt": (None, clob),
+                "lb": (None, blob),
             },
         ],
         SIZES_TYPES,
@@ -1211,17 +1211,17 @@ def test_mysql_0900_collations(
                 "cs": ("ÄÖÜ äöü", v),
                 "bn": ("ab", c),
                 "ja": ("カタカナ ひらがな", J.CLOB),
-                "e": ("ä", c),
-                "s": ("x,ß", c),
+                "e": ("ä", J.INTEGER),
+                "s": ("x,ß", J.BIT),
                 "u3": ("ü€", v),
                 "df": ("Ωmega", v),
             },
             {
                 "ai": (None, v),
                 "bn": (None, c),
-                "ja": (None, J.LONGVARBINARY),
-                "e": (None, c),
-                "s": (None, c),
+                "ja": (None, J.CLOB),
+                "e": (None, J.INTEGER),
+                "s": (None, J.BLOB),
                 "u3": (None, v),
             },
         ],

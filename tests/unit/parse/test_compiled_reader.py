@@ -97,6 +97,15 @@ for prefix in (1, 2, 3, 4):
         _prefixed(prefix, True),
     )
 _add(ColumnMeta(0, "", T.DOUBLE, "double"), _sized(8))  # decoded by Python, called from Rust
+_add(
+    ColumnMeta(0, "", T.ENUM, "enum('a','b')", enum_values=("a", "b"), max_length=1),
+    lambda rng: bytes([rng.randrange(3)]),
+)
+_add(
+    ColumnMeta(0, "", T.SET, "set('x','y','z')", set_values=("x", "y", "z"), max_length=1),
+    lambda rng: bytes([rng.randrange(8)]),
+)
+_add(ColumnMeta(0, "", T.TIME, "time"), _sized(3))
 _add(ColumnMeta(0, "", T.VARCHAR, "varchar", charset="latin1", max_length=20), _prefixed(1, False))
 
 TABLE = TableMeta("shop", "fuzz", tuple(meta for meta, _ in COLUMNS))
@@ -118,13 +127,21 @@ def _decode(decoder: RowDecoder, body: bytes) -> object:
         return (type(exc), str(exc))
 
 
-@pytest.mark.parametrize("quirk", [False, True])
+@pytest.mark.parametrize(
+    "options",
+    [
+        DecodeOptions(),
+        DecodeOptions(value_mode="canal"),
+        DecodeOptions(binary_encoding="base64"),
+        DecodeOptions(value_mode="canal", binary_encoding="base64"),
+    ],
+    ids=["faithful", "canal", "faithful-base64", "canal-base64"],
+)
 def test_random_images_decode_the_same_in_both_readers(
-    quirk: bool, monkeypatch: pytest.MonkeyPatch
+    options: DecodeOptions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    options = DecodeOptions(canal_decimal_quirk=quirk)
     compiled = compiled_module()
-    rng = random.Random(quirk)
+    rng = random.Random(f"{options.value_mode}/{options.binary_encoding}")
     outcomes = {"rows": 0, "errors": 0}
     for _ in range(400):
         body = _body(rng, rng.choice((1, 3)))

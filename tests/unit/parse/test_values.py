@@ -125,7 +125,7 @@ def test_decimal_keeps_the_scale(precision: int, scale: int, text: str) -> None:
 def test_decimal_canal_quirk(precision: int, scale: int, value: str, canal_text: str) -> None:
     column = col(T.NEWDECIMAL, precision=precision, scale=scale)
     data = decimal_bytes(value, precision, scale)
-    assert render(data, column, canal_decimal_quirk=True) == (canal_text, J.DECIMAL)
+    assert render(data, column, value_mode="canal") == (canal_text, J.DECIMAL)
 
 
 def test_negative_zero_decimal_has_no_sign() -> None:
@@ -178,40 +178,41 @@ def test_year(raw: int, text: str) -> None:
 
 def test_enum_canal_index_mode() -> None:
     column = col(T.ENUM, "enum('a','b')", max_length=1, enum_values=("a", "b"))
-    assert render(b"\x02", column, enum_set_labels=False) == ("2", J.INTEGER)
-    assert render(b"\x00", column, enum_set_labels=False) == ("0", J.INTEGER)
+    assert render(b"\x02", column, value_mode="canal") == ("2", J.INTEGER)
+    assert render(b"\x00", column, value_mode="canal") == ("0", J.INTEGER)
     wide = col(T.ENUM, max_length=2, enum_values=tuple(f"v{i}" for i in range(300)))
-    assert render(b"\x2c\x01", wide, enum_set_labels=False) == ("300", J.INTEGER)
+    assert render(b"\x2c\x01", wide, value_mode="canal") == ("300", J.INTEGER)
 
 
-def test_enum_labels_option() -> None:
+def test_enum_labels_in_faithful_mode() -> None:
     column = col(T.ENUM, "enum('a','b')", max_length=1, enum_values=("a", "b"))
-    assert render(b"\x02", column, enum_set_labels=True) == ("b", J.CHAR)
-    assert render(b"\x00", column, enum_set_labels=True) == ("", J.CHAR)
+    assert render(b"\x02", column) == ("b", J.INTEGER)
+    assert render(b"\x00", column) == ("", J.INTEGER)
     with pytest.raises(SchemaMismatch, match="ENUM index 3"):
-        render(b"\x03", column, enum_set_labels=True)
+        render(b"\x03", column)
 
 
 def test_set_canal_bitmask_mode() -> None:
     column = col(T.SET, "set('x','y','z')", max_length=1, set_values=("x", "y", "z"))
-    assert render(b"\x05", column, enum_set_labels=False) == ("5", J.BIT)
-    assert render(b"\x00", column, enum_set_labels=False) == ("0", J.BIT)
+    assert render(b"\x05", column, value_mode="canal") == ("5", J.BIT)
+    assert render(b"\x00", column, value_mode="canal") == ("0", J.BIT)
     big = col(T.SET, max_length=8, set_values=tuple(f"s{i}" for i in range(64)))
-    assert render(b"\xff" * 8, big, enum_set_labels=False) == ("18446744073709551615", J.BIT)
+    assert render(b"\xff" * 8, big, value_mode="canal") == ("18446744073709551615", J.BIT)
 
 
-def test_enum_and_set_render_labels_by_default() -> None:
+def test_enum_and_set_render_labels_by_default_with_canals_sql_types() -> None:
     enum = col(T.ENUM, "enum('a','b')", max_length=1, enum_values=("a", "b"))
-    assert render(b"\x02", enum) == ("b", J.CHAR)
-    assert null_sql_type(enum, DecodeOptions()) == J.CHAR
+    assert render(b"\x02", enum) == ("b", J.INTEGER)
+    assert null_sql_type(enum, DecodeOptions()) == J.INTEGER
     labels = col(T.SET, "set('x','y','z')", max_length=1, set_values=("x", "y", "z"))
-    assert render(b"\x06", labels) == ("y,z", J.CHAR)
+    assert render(b"\x06", labels) == ("y,z", J.BIT)
+    assert null_sql_type(labels, DecodeOptions()) == J.BLOB
 
 
-def test_set_labels_option() -> None:
+def test_set_labels_in_faithful_mode() -> None:
     column = col(T.SET, "set('x','y','z')", max_length=1, set_values=("x", "y", "z"))
-    assert render(b"\x05", column, enum_set_labels=True) == ("x,z", J.CHAR)
-    assert render(b"\x00", column, enum_set_labels=True) == ("", J.CHAR)
+    assert render(b"\x05", column) == ("x,z", J.BIT)
+    assert render(b"\x00", column) == ("", J.BIT)
 
 
 # --- dates and times -----------------------------------------------------------------------
@@ -472,29 +473,6 @@ def test_mysql_binary_json_array_and_scalar() -> None:
 
 
 # --- NULL types, errors --------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("column", "sql_type"),
-    [
-        (col(T.TINY, unsigned=True), J.TINYINT),
-        (col(T.LONGLONG, unsigned=True), J.BIGINT),
-        (col(T.BLOB, "text", charset="utf-8", max_length=2, is_text=True), J.LONGVARBINARY),
-        (col(T.BLOB, "tinyblob", max_length=1), J.VARBINARY),
-        (col(T.VARCHAR, "varbinary(3)", max_length=3), J.VARBINARY),
-        (col(T.VARCHAR, "varchar(3)", charset="utf-8", max_length=3), J.VARCHAR),
-        (col(T.STRING, "binary(3)", max_length=3), J.BINARY),
-        (col(T.STRING, "char(3)", charset="utf-8", max_length=3), J.CHAR),
-        (col(T.SET, max_length=1, set_values=("a",)), J.BINARY),
-        (col(T.ENUM, max_length=1, enum_values=("a",)), J.INTEGER),
-        (col(T.JSON, "json", max_length=4), J.OTHER),
-        (col(T.GEOMETRY, "point", max_length=4), J.BINARY),
-        (col(T.YEAR), J.VARCHAR),
-        (col(T.FLOAT), J.REAL),
-    ],
-)
-def test_null_sql_type_is_canals_mysql_to_java_type(column: ColumnMeta, sql_type: int) -> None:
-    assert null_sql_type(column, DecodeOptions(enum_set_labels=False)) == sql_type
 
 
 def test_unknown_type_names_the_column() -> None:
