@@ -14,9 +14,7 @@ from tests.interop import consumers
 @pytest.fixture
 def no_java(monkeypatch: pytest.MonkeyPatch) -> None:
     real_which = shutil.which
-    monkeypatch.setattr(
-        consumers.shutil, "which", lambda tool: None if tool == "java" else real_which(tool)
-    )
+    monkeypatch.setattr(shutil, "which", lambda tool: None if tool == "java" else real_which(tool))
 
 
 def test_missing_java_skips_naming_the_package(
