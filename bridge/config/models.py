@@ -153,10 +153,21 @@ class ZooKeeperConfig(_Model):
     address: Address | None = None
 
 
+class AdminTls(_Model):
+    """HTTPS on the admin endpoint: PEM files of the server certificate (chain) and its key."""
+
+    cert_file: Path
+    key_file: Path
+
+
 class AdminConfig(_Model):
-    """Health and metrics HTTP endpoint; ``listen: null`` turns it off."""
+    """Health and metrics HTTP endpoint; ``listen: null`` turns it off. ``token_file`` holds
+    the bearer token that details (``/status``) and control actions need; probes and metrics
+    stay open. Both files are read when the endpoint starts (a bad one stops the run first)."""
 
     listen: Address | None = "127.0.0.1:11112"
+    token_file: Path | None = None
+    tls: AdminTls | None = None
 
 
 # --- one destination --------------------------------------------------------------------------
@@ -227,6 +238,20 @@ class StoreConfig(_Model):
         return value
 
 
+class SnapshotConfig(_Model):
+    """Reading the rows tables already hold (docs/snapshots.md): in primary-key chunks between
+    binlog watermarks, interleaved with the stream, without locks or writes."""
+
+    # initial: snapshot the filtered tables when the destination has no cursor, then stream;
+    # never: stream only (changes from the start position on); initial_only: snapshot, stop.
+    mode: Literal["initial", "never", "initial_only"] = "never"
+    # Narrows the destination's filter for snapshots (canal's regex syntax); '' : every table.
+    tables: Annotated[str, AfterValidator(regex_list)] = ""
+    chunk_size: int = Field(default=4096, ge=1, le=1_000_000)
+    parallelism: int = Field(default=2, ge=1, le=64)
+    max_rows_per_second: int | None = Field(default=None, ge=1)
+
+
 class MqConfig(_Model):
     topic: Topic
     dynamic_topic: Annotated[str, AfterValidator(rules(parse_dynamic_topic))] = ""
@@ -285,6 +310,7 @@ class DestinationConfig(_Model):
     mq: MqConfig
     timestamp_time_zone: Annotated[str | None, AfterValidator(time_zone_name)] = None
     on_purged: Literal["fail", "oldest", "latest"] = "fail"
+    snapshot: SnapshotConfig = SnapshotConfig()
     fallback_interval_s: int = Field(default=60, ge=0)
     heartbeat_period_s: float = Field(default=15, gt=0)
     # Read and decode the binlog in a child process (a second core), or in a thread.
