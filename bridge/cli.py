@@ -1,4 +1,4 @@
-"""The ``canal-bridge`` command line: run, validate, check, status, tail."""
+"""The ``canal-bridge`` command line: run, validate, check, status, tail, import-canal."""
 
 from __future__ import annotations
 
@@ -108,6 +108,45 @@ def tail(  # noqa: PLR0917  (typer maps each option to a parameter)
         out=sys.stdout,
         read_committed=read_committed,
     )
+
+
+@app.command("import-canal")
+def import_canal(
+    conf: Annotated[
+        Path, typer.Option("--conf", help="canal's conf/ folder (canal.properties, <dest>/)")
+    ],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="write here instead of stdout")
+    ] = None,
+) -> None:
+    """Print a destinations.yaml equivalent to a canal deployer's conf/ folder (Kafka mode),
+    every key it cannot map listed at the top with the reason; secrets become ${VAR}.
+    Exit 1 when the result does not validate (the problems head the output), 2 on refusal."""
+    from bridge.canal_import import CanalImportError, render, validation_problems
+    from bridge.canal_import import import_canal as run_import
+
+    try:
+        result = run_import(conf)
+    except CanalImportError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    problems = validation_problems(result, render(result))
+    text = render(result, problems)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+    findings = result.findings
+    problems = [*findings.problems, *problems]
+    typer.echo(
+        f"imported {len(result.config['destinations'])} destination(s) from {conf}: "
+        f"{len(findings.unmapped)} key(s) not mapped, {len(findings.changed)} with a changed "
+        f"meaning, {len(problems)} problem(s) (listed at the top of the output)",
+        err=True,
+    )
+    for problem in problems:
+        typer.echo(f"problem: {problem}", err=True)
+    raise typer.Exit(1 if problems else 0)
 
 
 def _setup_logging(log_format: str) -> None:
