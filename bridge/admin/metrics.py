@@ -39,6 +39,12 @@ _COUNTERS = (
         "batches_rolled_back",
     ),
     ("delivery_errors", "Batches whose delivery Kafka did not confirm.", "failures"),
+    (
+        "dead_letter_records",
+        "Records sent to the dead-letter topic instead of their own (mq.oversize "
+        "dead_letter:<topic>; acked batches); each one is also logged.",
+        "dead_letter_records",
+    ),
 )
 
 

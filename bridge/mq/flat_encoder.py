@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from bridge import native
 from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.entry import AheadEncoding, Entry, EventType, Header, RowChange, RowData
+from bridge.mq.dead_letter import log_dead_letter
 from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit
 from bridge.mq.flat_message import (
     SKIPPED_ENTRY_TYPES,
@@ -112,6 +113,17 @@ class FlatMessageEncoder:
         if self.oversize.mode == "dead_letter":
             notice = dead_letter_notice(
                 message, header, topic=topic, partition=partition, size=len(value), limit=budget
+            )
+            log_dead_letter(
+                table=f"{message.database}.{message.table}",
+                change=message.type,
+                size=len(value),
+                limit=budget,
+                topic=topic,
+                partition=partition,
+                key=key,
+                dead_letter_topic=self.oversize.topic,
+                binlog=f"{header.logfile_name}:{header.logfile_offset}",
             )
             return [OutgoingRecord(self.oversize.topic, 0, key, notice, headers)]
         if self.oversize.mode == "fail":

@@ -16,6 +16,7 @@ from typing import Literal, Protocol
 
 from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
+from bridge.config.rules import OversizePolicy
 from bridge.entry import Entry
 from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
@@ -56,13 +57,17 @@ class WorkerSettings:
     progress_log_interval_s: float = 10.0
     close_timeout_s: float = 5.0
     client_id: int = MQ_CLIENT_ID
+    # mq.oversize's dead-letter topic: acked records sent there are counted apart.
+    dead_letter_topic: str | None = None
 
     @classmethod
     def for_destination(cls, destination: DestinationConfig) -> WorkerSettings:
         timeout_ms = destination.get_timeout_ms
+        oversize = OversizePolicy.parse(destination.mq.oversize)
         return cls(
             batch_size=destination.batch_size,
             get_timeout_s=None if timeout_ms is None else timeout_ms / 1000,
+            dead_letter_topic=oversize.topic if oversize.mode == "dead_letter" else None,
         )
 
 
@@ -80,6 +85,8 @@ class WorkerProgress:
     batches_rolled_back: int = 0
     failures: int = 0
     consecutive_failures: int = 0
+    # Acked records that went to the dead-letter topic instead of their own.
+    dead_letter_records: int = 0
     # Where the last acked batch ended in the binlog, and the time of its last event (ms).
     last_position: EntryPosition | None = None
     last_event_time_ms: int | None = None
@@ -357,6 +364,8 @@ class MqWorker:
             if e.row_change is not None and not e.row_change.is_ddl
         )
         last = entries[-1] if entries else None
+        dead_topic = self.settings.dead_letter_topic
+        dead = sum(1 for r in records if r.topic == dead_topic) if dead_topic else 0
         with self._lock:
             p = self._progress
             self._progress = replace(
@@ -367,6 +376,7 @@ class MqWorker:
                 batches_acked=p.batches_acked + 1,
                 pending_since_ms=None,
                 consecutive_failures=0,
+                dead_letter_records=p.dead_letter_records + dead,
                 last_position=position_of(last) if last is not None else p.last_position,
                 last_event_time_ms=(
                     last.header.execute_time
