@@ -20,7 +20,7 @@
     │                                          DamagedCursor (a cursor the source cannot read)
     ├── mq.MqError                             DeliveryFailed, RecordTooLarge, TopicLookupFailed
     ├── ha.HaError                             CoordinatorUnavailable, FencedOut
-    └── admin.AdminError                       AdminListenFailed
+    └── admin.AdminError                       AdminListenFailed, AdminSetupFailed
 
 Library errors (pymysql, confluent-kafka, kazoo) are translated at the boundary with
 ``raise ... from exc`` so that the message says what is wrong and how to fix it.

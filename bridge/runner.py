@@ -142,7 +142,7 @@ class Runner:
         a taken port fails the run before any destination starts."""
         if self.config.admin.listen is None or self.admin is not None:
             return
-        admin = AdminServer(self.config.admin.listen, RunnerObserver(self))
+        admin = AdminServer.for_bridge(self.config, RunnerObserver(self))
         admin.start()
         self.admin = admin
 

@@ -54,3 +54,11 @@ class Observed(Protocol):
     """Anything that can describe its destinations right now (the runner, a fake in tests)."""
 
     def snapshots(self) -> Sequence[DestinationSnapshot]: ...
+
+
+class Reachability(Protocol):
+    """Whether a dependency every destination needs answers (the Kafka cluster)."""
+
+    def unreachable(self) -> str | None:
+        """None when it answers; else why not, in one line without addresses or data."""
+        ...

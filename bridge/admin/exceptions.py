@@ -19,3 +19,7 @@ class AdminListenFailed(AdminError):
         )
         self.address = address
         self.reason = reason
+
+
+class AdminSetupFailed(AdminError):
+    """The admin endpoint's token or TLS files cannot be used; the message names the key."""

@@ -9,17 +9,25 @@
   event or heartbeat, or the worker acked a batch, within the destination's stale window) or a
   healthy ``standby``. Otherwise its word says why: ``starting`` (nothing read from the source
   yet: connecting, source unreachable), ``stalled`` (no progress within the window: the source
-  went away, or the store is full while Kafka refuses), ``failed`` or ``stopped``.
+  went away, or the store is full while Kafka refuses), ``kafka-unreachable`` (no Kafka
+  metadata for the broker watch's grace period, even with nothing to send), ``failed`` or
+  ``stopped``.
+
+Each word comes with a one-line reason (``Verdict``) for ``/status`` and the log; neither
+holds row data. ``ReadinessLog`` logs one line per destination whenever its word changes.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bridge.admin.base import DestinationSnapshot, Observed
+from bridge.admin.base import DestinationSnapshot, Observed, Reachability
+
+log = logging.getLogger(__name__)
 
 # Longer than the longest legitimate pause of a worker loop with default settings: a send
 # (30 s message timeout + 5 s grace) followed by the longest back-off (30 s).
@@ -37,15 +45,40 @@ class ProbeResult:
         return "\n".join([head, *(f"{name} {word}" for name, word in self.details)]) + "\n"
 
 
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One destination's readiness: its status word and why, in one line ("" when ready)."""
+
+    destination: str
+    word: str
+    reason: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return self.word in READY_WORDS
+
+
+READY_WORDS = frozenset({"ready", "standby"})
+
+_STATE_REASONS = {
+    "starting": "not started yet",
+    "standby": "another process runs it (HA)",
+    "stopped": "stopped",
+    "failed": "stopped on an error (see the log)",
+}
+
+
 class Probes:
     def __init__(
         self,
         observed: Observed,
         *,
+        broker: Reachability | None = None,
         wedge_after_s: float = DEFAULT_WEDGE_AFTER_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._observed = observed
+        self._broker = broker
         self._wedge_after_s = wedge_after_s
         self._clock = clock
         self._lock = threading.Lock()
@@ -61,18 +94,33 @@ class Probes:
         return ProbeResult(all(word == "ok" for _, word in details), tuple(details))
 
     def readiness(self) -> ProbeResult:
-        details = [(s.destination, self._ready_word(s)) for s in self._observed.snapshots()]
-        ok = all(word in ("ready", "standby") for _, word in details)
-        return ProbeResult(ok, tuple(details))
+        verdicts = self.verdicts()
+        details = tuple((v.destination, v.word) for v in verdicts)
+        return ProbeResult(all(v.ready for v in verdicts), details)
 
-    def _ready_word(self, snapshot: DestinationSnapshot) -> str:
+    def verdicts(self) -> list[Verdict]:
+        """Every destination's readiness, in configuration order."""
+        broker_down = self._broker.unreachable() if self._broker is not None else None
+        return [self._verdict(s, broker_down) for s in self._observed.snapshots()]
+
+    def _verdict(self, snapshot: DestinationSnapshot, broker_down: str | None) -> Verdict:
+        name = snapshot.destination
         if snapshot.state != "running":
-            return snapshot.state
+            return Verdict(name, snapshot.state, _STATE_REASONS[snapshot.state])
+        if broker_down is not None:
+            return Verdict(name, "kafka-unreachable", broker_down)
         if not snapshot.source_event_ms:
-            return "starting"
+            return Verdict(name, "starting", "nothing read from the source yet (connecting)")
         acked = snapshot.progress.batches_acked if snapshot.progress is not None else 0
-        idle_s = self._idle_s(snapshot.destination, (snapshot.source_event_ms, acked))
-        return "ready" if idle_s <= snapshot.stale_after_s else "stalled"
+        idle_s = self._idle_s(name, (snapshot.source_event_ms, acked))
+        if idle_s <= snapshot.stale_after_s:
+            return Verdict(name, "ready")
+        return Verdict(
+            name,
+            "stalled",
+            f"no binlog event, heartbeat or ack for {idle_s:.0f} s (source unreachable, or "
+            "the store full while Kafka refuses)",
+        )
 
     def _idle_s(self, destination: str, marker: tuple[int, int]) -> float:
         """Seconds since ``marker`` last changed (as seen by the probes and scrapes so far)."""
@@ -83,3 +131,32 @@ class Probes:
                 self._marks[destination] = (marker, now)
                 return 0.0
             return now - previous[1]
+
+
+class ReadinessLog:
+    """Logs one line per destination each time its readiness word changes (``tick``, called
+    every second or so by a ``Periodic``): not ready with the reason at WARNING, ready again
+    at INFO. Probes alone would say it only to whoever asks."""
+
+    def __init__(self, probes: Probes) -> None:
+        self._probes = probes
+        self._words: dict[str, str] = {}
+
+    def tick(self) -> None:
+        for verdict in self._probes.verdicts():
+            name = verdict.destination
+            if self._words.get(name) == verdict.word:
+                continue
+            first = name not in self._words
+            self._words[name] = verdict.word
+            if verdict.ready:
+                if not first or verdict.word == "ready":
+                    log.info("destination %s %s", name, verdict.word, extra={"destination": name})
+            elif not (first and verdict.word == "starting"):
+                log.warning(
+                    "destination %s not ready: %s (%s)",
+                    name,
+                    verdict.word,
+                    verdict.reason,
+                    extra={"destination": name},
+                )

@@ -1,12 +1,19 @@
-"""The probes' rules on fake snapshots (no services): wedged loops, stale windows, roles."""
+"""The probes' rules on fake snapshots (no services): wedged loops, stale windows, roles, an
+unreachable Kafka, the readiness log and /status."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from bridge.admin import DestinationSnapshot, HaRoles, Probes
+import orjson
+import pytest
+
+from bridge.admin import BrokerWatch, DestinationSnapshot, HaRoles, Probes, ReadinessLog
 from bridge.admin.metrics import BridgeCollector
+from bridge.admin.status import status_document
+from bridge.mq.exceptions import TopicLookupFailed
 from bridge.mq.worker import WorkerProgress
 from bridge.position import EntryPosition
 from tests.doubles import FakeClock
@@ -89,3 +96,120 @@ def test_collector_exports_cursor_file_index_and_offset() -> None:
     assert families["canal_bridge_cursor_offset"].samples[0].value == 1234
     assert families["canal_bridge_lag_seconds"].samples[0].value == 0.5
     assert families["canal_bridge_rows"].type == "counter"
+
+
+class FakeReach:
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+    def unreachable(self) -> str | None:
+        return self.reason
+
+
+def test_an_unreachable_kafka_makes_running_destinations_not_ready_with_the_reason() -> None:
+    reach = FakeReach()
+    standby = replace(RUNNING, destination="c", role="standby", state="standby")
+    probes = Probes(FakeObserved(RUNNING, standby), broker=reach)
+    assert probes.readiness().body() == "ok\nd1 ready\nc standby\n"
+    reach.reason = "no Kafka metadata for 16 s (Local: Broker transport failure)"
+    assert probes.readiness().body() == "not ok\nd1 kafka-unreachable\nc standby\n"
+    verdict = probes.verdicts()[0]
+    assert (verdict.word, verdict.reason, verdict.ready) == (
+        "kafka-unreachable",
+        reach.reason,
+        False,
+    )
+    reach.reason = None
+    assert probes.readiness().ok
+
+
+def test_broker_watch_says_unreachable_after_the_grace_period_and_logs_each_change_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+    answers: list[Exception | None] = []
+
+    def check() -> None:
+        answer = answers.pop(0)
+        if answer is not None:
+            raise answer
+
+    watch = BrokerWatch(check, grace_s=15, clock=clock)
+    caplog.set_level(logging.INFO, logger="bridge.admin.reach")
+    down = TopicLookupFailed("t", "Failed to get metadata: Local: Broker transport failure")
+    answers += [down, down, down, down, None, None, down]
+    watch.check_once()
+    assert watch.unreachable() is None  # within the grace period a fresh process gets
+    clock.now += 16
+    watch.check_once()
+    assert watch.unreachable() == (
+        "no Kafka metadata for 16 s (Failed to get metadata: Local: Broker transport failure)"
+    )
+    clock.now += 5
+    watch.check_once()
+    watch.check_once()
+    clock.now += 1
+    watch.check_once()  # answers again
+    assert watch.unreachable() is None
+    watch.check_once()
+    clock.now += 5
+    watch.check_once()  # one failure 5 s after a success: still within the grace period
+    assert watch.unreachable() is None
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "Kafka unreachable: no Kafka metadata for 16 s (Failed to get metadata: Local: "
+            "Broker transport failure); destinations report not ready",
+        ),
+        ("INFO", "Kafka answers again"),
+    ]
+
+
+def test_readiness_log_writes_one_line_per_change(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeClock()
+    observed = FakeObserved(replace(RUNNING, source_event_ms=0))
+    reach = FakeReach()
+    log = ReadinessLog(Probes(observed, broker=reach, clock=clock))
+    caplog.set_level(logging.INFO, logger="bridge.admin.probes")
+    log.tick()  # starting at start-up is not news
+    observed.current = [RUNNING]
+    log.tick()
+    log.tick()
+    reach.reason = "no Kafka metadata for 15 s (x)"
+    log.tick()
+    log.tick()
+    reach.reason = None
+    log.tick()
+    assert [(r.levelname, r.getMessage(), r.__dict__["destination"]) for r in caplog.records] == [
+        ("INFO", "destination d1 ready", "d1"),
+        (
+            "WARNING",
+            "destination d1 not ready: kafka-unreachable (no Kafka metadata for 15 s (x))",
+            "d1",
+        ),
+        ("INFO", "destination d1 ready", "d1"),
+    ]
+
+
+def test_status_document_holds_the_reason_and_no_data() -> None:
+    reach = FakeReach()
+    reach.reason = "no Kafka metadata for 20 s (x)"
+    snapshot = replace(RUNNING, cursor=EntryPosition("mysql-bin.000042", 1234), lag_s=0.25)
+    probes = Probes(FakeObserved(snapshot), broker=reach)
+    document = orjson.loads(status_document([snapshot], probes.verdicts()))
+    assert document["ready"] is False
+    (destination,) = document["destinations"]
+    assert destination["readiness"] == "kafka-unreachable"
+    assert destination["reason"] == reach.reason
+    assert (destination["cursor"], destination["lag_s"]) == ("mysql-bin.000042:1234", 0.25)
+
+
+def test_collector_exports_dead_letter_records() -> None:
+    progress = replace(RUNNING.progress, dead_letter_records=3)  # type: ignore[type-var]
+    families = {
+        f.name: f
+        for f in BridgeCollector(FakeObserved(replace(RUNNING, progress=progress))).collect()
+    }
+    family = families["canal_bridge_dead_letter_records"]
+    assert family.type == "counter"
+    assert [(s.labels, s.value) for s in family.samples] == [({"destination": "d1"}, 3)]
