@@ -8,7 +8,8 @@
    (ADD/DROP COLUMN, TRUNCATE), so each change is applied with the schema it was made under.
 3. For each segment, turn changes into actions on keys (INSERT/UPDATE: upsert the after-image;
    DELETE: delete the before-image's key; an UPDATE that changes the primary key also deletes
-   the old key), keep the latest action per key and MERGE them (``MirrorTable.merge``).
+   the old key, as ``mq.key_change: split`` sends it as DELETE + INSERT), keep the latest
+   action per key and MERGE them (``MirrorTable.merge``).
 4. Apply the DDL that ends the segment: ADD COLUMN (with the value existing rows got), DROP
    COLUMN, TRUNCATE. Other DDL, and DDL that fails, is recorded and skipped.
 5. Append the DDL outcomes to ``<mirror>/_cdc_ddl`` and the batch's offsets to
@@ -472,7 +473,13 @@ def _column_info(messages: DataFrame) -> dict[tuple[str, str], ColumnInfo]:
 
 def _actions(segment: DataFrame, primary_key: Sequence[str]) -> DataFrame:
     """Change rows -> key actions: ``image``, ``_cdc_op`` and ``_order`` (binlog order, with
-    an old-key delete before the upserts of the same event)."""
+    every delete before the upserts of the same event).
+
+    One rows event touches a key at most twice, leaving it before entering it again: a row
+    moves out of the key (``mq.key_change: update``'s old key, or ``split``'s DELETE) and
+    another row (or the same row, when the partition hash reads other columns than the key)
+    moves in. ``split`` sends that DELETE and INSERT on their hashed values' partitions, so
+    Kafka coordinates cannot order them; rank 0 for deletes does, in both modes."""
     before, after = sf.col("before"), sf.col("after")
     key_changed = reduce(or_, [~before[k].eqNullSafe(after[k]) for k in primary_key])
     kind = sf.col("type")
@@ -487,7 +494,7 @@ def _actions(segment: DataFrame, primary_key: Sequence[str]) -> DataFrame:
 
     upserts = segment.where(kind.isin("INSERT", "UPDATE")).select(*action(after, "U", 1))
     old_keys = segment.where((kind == "UPDATE") & key_changed).select(*action(before, "D", 0))
-    deletes = segment.where(kind == "DELETE").select(*action(before, "D", 1))
+    deletes = segment.where(kind == "DELETE").select(*action(before, "D", 0))
     return upserts.unionByName(old_keys).unionByName(deletes)
 
 
