@@ -38,6 +38,7 @@ from bridge.parse.exceptions import (
 )
 from bridge.parse.parser import BinlogParser, EntryReader
 from bridge.parse.source import SourceFacts
+from bridge.parse.values import DecodeOptions
 from bridge.position import EntryPosition, LogIdentity, LogPosition, resume_position_after
 from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
 from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
@@ -260,6 +261,7 @@ class Instance:
 
 
 def _default_parser(config: DestinationConfig, ahead: AheadEncoding | None) -> EntryReader:
+    values = decode_options(config)
     if config.parser_process:
         return ParserProcess(
             config.source,
@@ -267,12 +269,20 @@ def _default_parser(config: DestinationConfig, ahead: AheadEncoding | None) -> E
             heartbeat_period_s=config.heartbeat_period_s,
             destination=config.name,
             ahead=ahead_where_allowed(config, ahead),
+            values=values,
         )
     return BinlogParser(
         config.source,
         time_zone=config.timestamp_time_zone,
         heartbeat_period_s=config.heartbeat_period_s,
+        values=values,
     )
+
+
+def decode_options(config: DestinationConfig) -> DecodeOptions:
+    """How the destination's binlog reader spells values: its ``mq.value_mode`` and
+    ``mq.binary_encoding`` (the time zone is resolved by the reader at start)."""
+    return DecodeOptions(value_mode=config.mq.value_mode, binary_encoding=config.mq.binary_encoding)
 
 
 def ahead_where_allowed(

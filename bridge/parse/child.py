@@ -43,6 +43,7 @@ from bridge.logs import configure_logging, configured_format
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import SourceFacts, preflight
+from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import EntryDecoder, EntryEncoder
 from bridge.position import EntryPosition
 
@@ -69,6 +70,8 @@ class ChildSpec:
     parent_pid: int
     # AheadEncoding.encode (the output format is not the binlog reader's business).
     encode_ahead: AheadEncode | None = None
+    # How values are spelled (the destination's mq.value_mode and mq.binary_encoding).
+    values: DecodeOptions | None = None
 
 
 class ParserProcess:
@@ -82,10 +85,13 @@ class ParserProcess:
         heartbeat_period_s: float = 15.0,
         destination: str = "",
         ahead: AheadEncoding | None = None,
+        values: DecodeOptions | None = None,
     ) -> None:
         """``ahead``: how the child writes rows events in the output format, or None to send
-        rows (the instance says where: ``bridge.instance.instance.ahead_where_allowed``)."""
+        rows (the instance says where: ``bridge.instance.instance.ahead_where_allowed``);
+        ``values``: how the child spells values, as ``BinlogParser`` takes it."""
         self._source = source
+        self._values = values
         self._ahead = ahead
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
@@ -140,6 +146,7 @@ class ParserProcess:
             log_level=logging.getLogger().getEffectiveLevel(),
             parent_pid=os.getpid(),
             encode_ahead=self._ahead.encode if self._ahead is not None else None,
+            values=self._values,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -270,6 +277,7 @@ def main() -> int:
         time_zone=spec.time_zone,
         heartbeat_period_s=spec.heartbeat_period_s,
         before_read=flush,
+        values=spec.values,
     )
     try:
         for entry in parser.entries(spec.start):

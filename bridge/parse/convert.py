@@ -37,6 +37,7 @@ from bridge.parse.rows import RowDecoder, RowsKind
 from bridge.parse.schema import LiveSchema
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import TableMapDef, decode_table_map
+from bridge.parse.values import DecodeOptions
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +81,17 @@ class EventConverter:
     the table ids."""
 
     def __init__(
-        self, live_schema: LiveSchema, time_zone: dt.tzinfo, journal_name: str = ""
+        self,
+        live_schema: LiveSchema,
+        time_zone: dt.tzinfo,
+        journal_name: str = "",
+        values: DecodeOptions | None = None,
     ) -> None:
+        """``values``: how values are spelled (``mq.value_mode``, ``mq.binary_encoding``);
+        its time zone is replaced by ``time_zone``."""
         self._live = live_schema
         self._time_zone = time_zone
+        self._values = values
         self._journal = journal_name
         self._gtid = ""
         self._format = events.FormatDescription("", b"")
@@ -174,7 +182,11 @@ class EventConverter:
         key = raw.data[HEADER_SIZE : raw.body_end]
         cached = self._table_maps.get(key)
         if cached is None:
-            table = decode_table_map(key, self._format.post_header(_TABLE_MAP, 8))
+            table = decode_table_map(
+                key,
+                self._format.post_header(_TABLE_MAP, 8),
+                mariadb=_is_mariadb(self._format.server_version),
+            )
             cached = self._build_decoder(table)
             if len(self._table_maps) >= _MAX_TABLE_MAPS:
                 self._table_maps.clear()
@@ -286,7 +298,7 @@ class EventConverter:
             self._live.columns(table.schema, table.table),
             display_widths=_prints_display_widths(self._format.server_version),
         )
-        return _CachedTable(table, RowDecoder(meta, self._time_zone))
+        return _CachedTable(table, RowDecoder(meta, self._time_zone, self._values))
 
     def _decoded_entry(
         self,
@@ -314,10 +326,16 @@ class EventConverter:
         return _new_entry(header, EntryType.ROWDATA, change, "")
 
 
+def _is_mariadb(server_version: str) -> bool:
+    """Whether a MariaDB server wrote the binlog (its TABLE_MAP counts GEOMETRY columns among
+    the character columns whose charsets it lists)."""
+    return "mariadb" in server_version.lower()
+
+
 def _prints_display_widths(server_version: str) -> bool:
     """Whether the server prints integer display widths (``int(11)``): MariaDB and MySQL before
     8.0.19 do, MySQL from 8.0.19 on does not."""
-    if "mariadb" in server_version.lower():
+    if _is_mariadb(server_version):
         return True
     numbers = server_version.split("-", 1)[0].split(".")
     try:

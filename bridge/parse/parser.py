@@ -34,6 +34,7 @@ from bridge.parse.source import (
     preflight,
     translate_error,
 )
+from bridge.parse.values import DecodeOptions
 from bridge.position import EntryPosition, position_of, resume_position_after
 
 log = logging.getLogger(__name__)
@@ -63,9 +64,12 @@ class BinlogParser:
         heartbeat_period_s: float = 15.0,
         max_backoff_s: float = 30.0,
         before_read: Callable[[], None] | None = None,
+        values: DecodeOptions | None = None,
     ) -> None:
-        """``before_read`` runs before each read of the dump socket (``EventReader``)."""
+        """``before_read`` runs before each read of the dump socket (``EventReader``);
+        ``values`` says how values are spelled (default: faithful, latin1)."""
         self._source = source
+        self._values = values
         self._before_read = before_read
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
@@ -129,7 +133,9 @@ class BinlogParser:
         """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
         converts them (``EventConverter``)."""
         with open_connection(self._source) as conn:
-            converter = EventConverter(LiveSchema(conn), facts.time_zone, start.journal_name or "")
+            converter = EventConverter(
+                LiveSchema(conn), facts.time_zone, start.journal_name or "", self._values
+            )
             convert = converter.convert_raw
             for raw in self._events(facts, start, converter.repeats_table_map):
                 yield from convert(raw)
