@@ -62,8 +62,7 @@ Deliberate differences from canal, each a canal bug:
   charset). MySQL's ``latin1`` is Windows-1252 with the five undefined bytes mapped to U+0081..;
   malformed bytes become U+FFFD, as Java's ``new String(bytes, charset)`` does.
 - DECIMAL keeps exactly ``scale`` fractional digits ("0.00"); canal drops a zero last group of
-  fewer than 9 fractional digits ("0.0", canal issue #5313). ``DecodeOptions.canal_decimal_quirk``
-  reproduces canal's text.
+  fewer than 9 fractional digits ("0.0", canal issue #5313).
 - A legacy TIME (type 11) of exactly 100 hours renders "100:..", where canal writes "00:..".
 - ENUM/SET values are labels (as MySQL prints them), where canal writes the stored index /
   bitmask.

@@ -797,7 +797,8 @@ def test_binary_varbinary_and_a_megabyte_blob(
 def test_enum_set_labels_and_bits(
     mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
 ) -> None:
-    """ENUM/SET are rendered as labels (sql_type CHAR); BIT as the unsigned number."""
+    """ENUM/SET are rendered as labels (faithful mode) with canal's sql_types (INTEGER, BIT;
+    a NULL SET BLOB); BIT as the unsigned number."""
     entries = _inserted(
         mysql,
         admin_connection,
