@@ -34,7 +34,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[at
 from bridge.config import BridgeConfig, DestinationConfig, KafkaConfig
 from bridge.config.rules import DdlPolicy, NamePattern, OversizePolicy, split_rules
 from bridge.exceptions import BridgeError
-from bridge.mq.exceptions import MqError
+from bridge.mq.exceptions import BrokersRefused, MqError
 from bridge.mq.producer import LibrdkafkaLog, TopicInspector, connection_settings, masked
 from bridge.mq.routing import TopicPartitions
 from bridge.mq.transactional import transactional_id
@@ -410,6 +410,8 @@ def check_kafka(config: BridgeConfig, timeout_s: float = 10.0) -> list[CheckResu
         inspector = TopicInspector(kafka, timeout_s)
         first = config.destinations[0].mq.topic
         inspector.partitions_of(first)
+    except BrokersRefused as exc:
+        return [CheckResult("kafka", "connection", "FAIL", f"{kafka.bootstrap_servers}: {exc}")]
     except MqError as exc:
         return [
             CheckResult(

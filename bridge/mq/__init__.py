@@ -3,6 +3,7 @@ Kafka producer and the per-destination worker that moves batches to Kafka."""
 
 from bridge.mq.exceptions import (
     BrokerRejectedTooLarge,
+    BrokersRefused,
     DeliveryCancelled,
     DeliveryFailed,
     MqError,
@@ -46,6 +47,7 @@ __all__ = [
     "ENCODERS",
     "SENDERS",
     "BrokerRejectedTooLarge",
+    "BrokersRefused",
     "CanalPartitionRouter",
     "CanalTopicRouter",
     "CompiledFlatMessageEncoder",

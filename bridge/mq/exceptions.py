@@ -90,6 +90,11 @@ class TopicLookupFailed(MqError):
         self.reason = reason
 
 
+class BrokersRefused(MqError):
+    """The brokers refused this client: its SASL login, or its check of their TLS
+    certificate (the message names the keys to fix: ``bridge.mq.refusals``)."""
+
+
 class RenderedRowsMisfit(MqError):
     """Rows the binlog reader process rendered ahead of their batch do not fit the record
     they must go into (a bug: the instance renders only where they always fit)."""

@@ -28,6 +28,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[at
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, KafkaConfig, ProducerValue
 from bridge.mq.exceptions import (
     BrokerRejectedTooLarge,
+    BrokersRefused,
     DeliveryCancelled,
     DeliveryFailed,
     MqError,
@@ -36,6 +37,7 @@ from bridge.mq.exceptions import (
     TopicLookupFailed,
 )
 from bridge.mq.records import OutgoingRecord
+from bridge.mq.refusals import refusal
 
 log = logging.getLogger(__name__)
 # librdkafka's own log lines (forwarded by confluent-kafka with Python levels).
@@ -183,6 +185,7 @@ class KafkaProducer:
         self._clock = clock
         self._repeats = _RepeatFilter(clock)
         self._fatal: KafkaError | None = None
+        self._refused: tuple[str, str] | None = None  # (error name, refusal line)
         self.max_message_bytes = int(settings.get("message.max.bytes", DEFAULT_MAX_RECORD_BYTES))
         timeout_ms = settings.get("message.timeout.ms") or settings["delivery.timeout.ms"]
         self.default_timeout_s = int(timeout_ms) / 1000 + SEND_GRACE_S
@@ -201,7 +204,8 @@ class KafkaProducer:
         1. Produce each record to its partition; when librdkafka's queue is full
            (BufferError), serve delivery reports with poll() and try again.
         2. Flush in short slices until every record is reported, one failed, ``cancel`` is
-           set or the deadline (``timeout_s``, default: message timeout + 5 s) passes.
+           set, the brokers refuse the client (SASL login, certificate: ``refusal``) or the
+           deadline (``timeout_s``, default: message timeout + 5 s) passes.
         3. If records are still unreported, purge them from the queue so that no stale copy
            is sent after the worker's retry, and report the batch failed: nothing is acked
            that was not confirmed.
@@ -215,6 +219,7 @@ class KafkaProducer:
         client = self._client if self._client is not None else self._replace_client()
         deadline = self._clock() + (self.default_timeout_s if timeout_s is None else timeout_s)
         outcome = _BatchOutcome(len(records), self.max_message_bytes)
+        self._refused = None
         try:
             # Step 1
             for index, record in enumerate(records, 1):
@@ -222,7 +227,12 @@ class KafkaProducer:
                 if index % POLL_EVERY == 0:
                     client.poll(0)
             # Step 2
-            while outcome.pending > 0 and outcome.error is None and self._fatal is None:
+            while (
+                outcome.pending > 0
+                and outcome.error is None
+                and self._fatal is None
+                and self._refused is None
+            ):
                 left = deadline - self._clock()
                 if left <= 0 or (cancel is not None and cancel.is_set()):
                     break
@@ -240,6 +250,9 @@ class KafkaProducer:
                 topic = records[0].topic
                 if cancel is not None and cancel.is_set():
                     outcome.error = DeliveryCancelled(topic, outcome.pending)
+                elif self._refused is not None:
+                    code, line = self._refused
+                    outcome.error = DeliveryFailed(code, topic, line)
                 else:
                     outcome.error = DeliveryFailed(
                         "_TIMED_OUT", topic, f"{outcome.pending} record(s) unconfirmed"
@@ -334,7 +347,10 @@ class KafkaProducer:
 
     def _on_error(self, err: KafkaError) -> None:
         """librdkafka's error_cb: instance-wide errors (brokers down, auth, fatal)."""
-        text = masked(f"{err.name()}: {err.str()}", self._settings)
+        refused = refusal(err)
+        if refused is not None:
+            self._refused = (err.name(), refused)
+        text = masked(f"{err.name()}: {refused or err.str()}", self._settings)
         if err.fatal():
             self._fatal = err
             log.error("Kafka producer fatal error: %s", text)
@@ -348,7 +364,12 @@ class TopicInspector:
     def __init__(self, config: KafkaConfig, timeout_s: float = 10.0) -> None:
         self._settings = connection_settings(config)
         self._timeout_s = timeout_s
-        settings: dict[str, Any] = {**self._settings, "logger": LibrdkafkaLog(self._settings)}
+        self._refused: str | None = None
+        settings: dict[str, Any] = {
+            **self._settings,
+            "logger": LibrdkafkaLog(self._settings),
+            "error_cb": self._on_error,
+        }
         try:
             self._admin = AdminClient(settings)
         except KafkaException as exc:
@@ -363,6 +384,9 @@ class TopicInspector:
         try:
             metadata = self._admin.list_topics(timeout=self._timeout_s)
         except KafkaException as exc:
+            self._admin.poll(0)  # serves error_cb: why the brokers could not be reached
+            if self._refused is not None:
+                raise BrokersRefused(self._refused) from None
             raise TopicLookupFailed(topic, masked(exc.args[0].str(), self._settings)) from None
         found = metadata.topics.get(topic)
         if found is None or found.error is not None:
@@ -380,3 +404,6 @@ class TopicInspector:
         except TimeoutError:
             raise TopicLookupFailed(topic, f"no answer within {self._timeout_s} s") from None
         return int(entries["max.message.bytes"].value)
+
+    def _on_error(self, err: KafkaError) -> None:
+        self._refused = refusal(err) or self._refused

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pymysql
+from pymysql.constants import CLIENT
 
 from bridge.config import SourceConfig, SourceTls
 from bridge.parse.exceptions import (
@@ -78,13 +79,25 @@ def tls_context(tls: SourceTls) -> ssl.SSLContext:
     return context
 
 
-def translate_error(exc: pymysql.MySQLError, source: SourceConfig) -> BaseException:
-    """A one-line, actionable error for a PyMySQL error; never includes the password."""
+def translate_error(
+    exc: pymysql.MySQLError, source: SourceConfig, *, encrypted: bool = True
+) -> BaseException:
+    """A one-line, actionable error for a PyMySQL error; never includes the password.
+
+    ``encrypted``: whether the failed connection had TLS (False: an account created REQUIRE
+    SSL is refused like a wrong password, error 1045, so the line names that cause too)."""
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
     where = f"{source.username}@{source.address}"
     if code == ER_ACCESS_DENIED:
         return SourceAccessDenied(
             f"access denied for {where}: check source.username and source.password"
+            + (
+                ""
+                if encrypted
+                else "; the connection had no TLS (the server offered none, or this client "
+                "cannot use it), which an account created REQUIRE SSL needs: give the server "
+                "ssl_cert and ssl_key, and set source.ssl.ca to its CA file"
+            )
         )
     if code in (ER_SPECIFIC_ACCESS_DENIED, ER_DBACCESS_DENIED):
         return SourceAccessDenied(
@@ -165,14 +178,25 @@ def _certificate_advice(exc: pymysql.MySQLError, source: SourceConfig) -> str:
 
 @contextmanager
 def open_connection(source: SourceConfig) -> Iterator[pymysql.connections.Connection[Any]]:
+    conn = pymysql.connections.Connection(
+        **connection_settings(source), autocommit=True, defer_connect=True
+    )
     try:
-        conn = pymysql.connect(**connection_settings(source), autocommit=True)
+        conn.connect()
     except pymysql.MySQLError as exc:
-        raise translate_error(exc, source) from exc
+        raise translate_error(exc, source, encrypted=_tls_negotiated(conn)) from exc
     try:
         yield conn
     finally:
         conn.close()
+
+
+def _tls_negotiated(conn: pymysql.connections.Connection[Any]) -> bool:
+    """Whether the handshake of ``conn`` went to TLS: PyMySQL upgrades when it wants TLS
+    (``ssl``: source.ssl given, or offered-and-taken without it) and the server's greeting
+    offers it (CLIENT.SSL); False too when no greeting came."""
+    offered = int(getattr(conn, "server_capabilities", 0)) & CLIENT.SSL
+    return bool(conn.ssl and offered)
 
 
 # --- which server: the statements differ by flavor and version -----------------------------
