@@ -27,6 +27,7 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, NoReturn, cast, get_args
 
 import pymysql
@@ -207,6 +208,58 @@ def zookeeper_hosts() -> Iterator[str]:
         yield f"{container.get_container_host_ip()}:{container.get_exposed_port(2181)}"
 
 
+@dataclass(frozen=True)
+class TlsServices:
+    """The TLS side of the local services (``services.sh env``): MariaDB's account created
+    REQUIRE SSL and Kafka's SASL_SSL listener (SCRAM-SHA-512), both presenting a certificate
+    for 127.0.0.1 signed by the CA in ``ca``."""
+
+    ca: str
+    mysql_user: str
+    mysql_password: str
+    kafka_bootstrap: str
+    kafka_user: str
+    kafka_password: str
+
+
+_TLS_VARIABLES = (
+    "CANAL_BRIDGE_TLS_CA",
+    "CANAL_BRIDGE_MYSQL_TLS_USER",
+    "CANAL_BRIDGE_MYSQL_TLS_PASSWORD",
+    "KAFKA_SASL_BOOTSTRAP_SERVERS",
+    "CANAL_BRIDGE_KAFKA_SASL_USER",
+    "CANAL_BRIDGE_KAFKA_SASL_PASSWORD",
+)
+
+
+@pytest.fixture(scope="session")
+def tls_services() -> TlsServices:
+    """Skipped when the environment lacks the TLS settings (services started by an older
+    services.sh), unless CANAL_BRIDGE_REQUIRE_TLS=1 (test.sh sets it): then it fails."""
+    missing = [name for name in _TLS_VARIABLES if not os.environ.get(name)]
+    if missing:
+        reason = (
+            f"{', '.join(missing)} not set: {HOW_TO} (services started by an older services.sh "
+            "gain TLS after `services.sh down mariadb kafka` and `up`)"
+        )
+        if os.environ.get("CANAL_BRIDGE_REQUIRE_TLS") == "1":
+            pytest.fail(f"CANAL_BRIDGE_REQUIRE_TLS=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+    return TlsServices(*(os.environ[name] for name in _TLS_VARIABLES))
+
+
+def unrelated_ca(folder: Path) -> str:
+    """A CA certificate that signed nothing the services present (a "wrong CA" file)."""
+    key, cert = folder / "unrelated-ca.key", folder / "unrelated-ca.crt"
+    command = "openssl req -x509 -newkey rsa:2048 -noenc -days 1 -subj /CN=unrelated-test-CA"
+    subprocess.run(
+        [*command.split(), "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    return str(cert)
+
+
 def connect_admin(mysql: MysqlEndpoint) -> pymysql.connections.Connection:  # type: ignore[type-arg]
     """An autocommit admin connection for setting up tables and writing changes."""
     return pymysql.connect(
@@ -325,7 +378,15 @@ def declared(mysql: MysqlEndpoint, mariadb_text: str) -> str:
 # Folders whose every test needs a real service, and the fixtures that are one.
 _SERVICE_FOLDERS = ("integration", "e2e", "ha", "spark", "image")
 _SERVICE_FIXTURES = frozenset(
-    {"mysql", "source_servers", "kafka_bootstrap", "zookeeper_hosts", "spark", "binlog_server"}
+    {
+        "mysql",
+        "source_servers",
+        "kafka_bootstrap",
+        "zookeeper_hosts",
+        "spark",
+        "binlog_server",
+        "tls_services",
+    }
 )
 
 
