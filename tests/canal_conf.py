@@ -12,7 +12,7 @@ from pathlib import Path
 
 SHIPPED_CONF = Path(__file__).resolve().parent / "fixtures" / "canal-conf"
 
-# The one edit canal's Kafka quick start asks for: the shipped file says tcp.
+# The edit canal's Kafka quick start asks for (the shipped file says tcp, which imports too).
 KAFKA_MODE = {"canal.serverMode": "kafka"}
 
 
@@ -21,7 +21,7 @@ def canal_conf(
     server: dict[str, str] | None = None,
     instance: dict[str, str] | None = None,
     *,
-    kafka_mode: bool = True,
+    kafka_mode: bool = False,
 ) -> Path:
     """A copy of the shipped conf/ under ``tmp_path``; ``server`` keys go to canal.properties,
     ``instance`` keys to example/instance.properties."""

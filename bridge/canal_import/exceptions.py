@@ -5,7 +5,7 @@
         └── CanalImportError
             ├── CanalConfUnreadable   no canal.properties, a listed destination without its
             │                         instance.properties, a file that is not text
-            └── UnsupportedServerMode canal.serverMode is not kafka (tcp, rocketMQ, ...)
+            └── UnsupportedServerMode canal.serverMode is another broker (rocketMQ, ...)
 
 Both are refusals: nothing is written, the CLI prints the one line and exits 2. Messages name
 files and keys, never a value that may be a secret.
@@ -32,9 +32,8 @@ class CanalConfUnreadable(CanalImportError):
 class UnsupportedServerMode(CanalImportError):
     def __init__(self, path: Path, mode: str) -> None:
         super().__init__(
-            f"{path}: canal.serverMode = {mode}: canal-bridge replaces canal's Kafka mode only "
-            "(it serves no canal tcp clients and writes to no RocketMQ, RabbitMQ or Pulsar); "
-            "import a conf whose canal.serverMode is kafka"
+            f"{path}: canal.serverMode = {mode}: canal-bridge writes to Kafka only (no RocketMQ, "
+            "RabbitMQ or Pulsar); import a conf whose canal.serverMode is kafka or tcp"
         )
         self.path = path
         self.mode = mode

@@ -3,7 +3,8 @@
 Steps:
 
 1. read canal.properties and the instance.properties of every destination canal would start;
-2. refuse anything but ``canal.serverMode = kafka``;
+2. refuse a ``canal.serverMode`` that writes to another broker (rocketMQ, rabbitMQ, pulsarMQ);
+   ``tcp`` (canal's shipped default) imports, with a note that consumers move to Kafka;
 3. map the server-wide keys (kafka, meta, zookeeper, admin), then each destination;
 4. list every key no mapping read: with a value, with the reason it has no place
    (``unmapped.reason_for``); left empty, as setting nothing.
@@ -28,6 +29,12 @@ from bridge.canal_import.server import admin_section, meta_section, zookeeper_se
 from bridge.canal_import.unmapped import reason_for
 from bridge.canal_import.values import Reader
 
+TCP_MODE = (
+    "tcp: canal served its own clients over TCP; canal-bridge writes the same messages to Kafka "
+    "(the mq and kafka settings below): read them with canal's KafkaCanalConnector or any Kafka "
+    "consumer (docs/consumers.md)"
+)
+
 
 @dataclass(frozen=True)
 class CanalImport:
@@ -41,9 +48,11 @@ def import_canal(path: Path) -> CanalImport:
     conf = read_conf(path)  # Step 1
     findings = Findings()
     server = Reader(Settings([conf.server], fixed=_where(conf)), findings)
-    mode = server.text("canal.serverMode") or ""
-    if mode.lower() != "kafka":  # Step 2
+    mode = server.text("canal.serverMode") or "tcp"
+    if mode.lower() not in ("kafka", "tcp"):  # Step 2
         raise UnsupportedServerMode(path / "canal.properties", mode)
+    if mode.lower() == "tcp":
+        findings.changed.append(Note("canal.properties", "canal.serverMode", TCP_MODE))
     config: dict[str, Any] = {  # Step 3
         "kafka": kafka_section(server.settings, findings),
         "meta": meta_section(server, conf.path, list(conf.instances)),

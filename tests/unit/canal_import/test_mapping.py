@@ -43,8 +43,17 @@ def changed(result: CanalImport) -> dict[str, str]:
 # --- refusals ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["tcp", "rocketMQ", "rabbitMQ", "pulsarMQ"])
-def test_other_server_modes_are_refused(tmp_path: Path, mode: str) -> None:
+def test_tcp_mode_the_shipped_default_imports_with_a_note(tmp_path: Path) -> None:
+    result = import_canal(canal_conf(tmp_path))  # the shipped file says tcp
+    assert destination(result)["mq"]["topic"] == "example"
+    assert changed(result)["canal.serverMode"].startswith("tcp: canal served its own")
+    assert "canal.serverMode" not in changed(
+        imported(tmp_path / "k", server={"canal.serverMode": "kafka"})
+    )
+
+
+@pytest.mark.parametrize("mode", ["rocketMQ", "rabbitMQ", "pulsarMQ"])
+def test_other_brokers_are_refused(tmp_path: Path, mode: str) -> None:
     conf = canal_conf(tmp_path, {"canal.serverMode": mode})
     with pytest.raises(UnsupportedServerMode, match=f"canal.serverMode = {mode}: ") as caught:
         import_canal(conf)

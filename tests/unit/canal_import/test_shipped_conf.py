@@ -138,13 +138,12 @@ def test_no_secret_reaches_output_or_messages(tmp_path: Path) -> None:
 
 def test_refusals_exit_2_with_one_line(tmp_path: Path) -> None:
     runner = CliRunner()
-    shipped = runner.invoke(
-        app, ["import-canal", "--conf", str(canal_conf(tmp_path, kafka_mode=False))]
-    )
+    rocket = canal_conf(tmp_path, {"canal.serverMode": "rocketMQ"})
+    shipped = runner.invoke(app, ["import-canal", "--conf", str(rocket)])
     assert shipped.exit_code == 2
     assert shipped.stdout == ""
     assert shipped.stderr.count("\n") == 1
-    assert "canal.serverMode = tcp" in shipped.stderr
+    assert "canal.serverMode = rocketMQ" in shipped.stderr
     missing = runner.invoke(app, ["import-canal", "--conf", str(tmp_path / "nope")])
     assert missing.exit_code == 2
     assert missing.stderr.count("\n") == 1
