@@ -2,7 +2,8 @@
 
     BridgeError
     ├── ConfigError, config.InvalidConfig      a bad destinations.yaml, every problem with its path;
-    │   └── config.rules.RuleSyntaxError       a malformed routing rule or policy
+    │   ├── config.rules.RuleSyntaxError       a malformed routing rule or policy
+    │   └── canal_import.CanalImportError      a canal conf/ that import-canal cannot read
     ├── parse.ParseError
     │   ├── SourceUnreachable                  network, closed port, replica id in use (retried)
     │   ├── SourceMisconfigured                binlog off, not ROW, not FULL image, same server_id
