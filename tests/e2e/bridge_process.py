@@ -113,6 +113,15 @@ class BridgeProcess:
             self.process.wait(30)
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc (how busy a bridge is while it waits)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
 def consume(
     bootstrap: str, topic: str, isolation: str = "read_committed"
 ) -> Iterator[tuple[int, int, bytes | None, dict[str, Any]]]:

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 import uuid
 from pathlib import Path
 
 from tests.conftest import MysqlEndpoint, connect_admin
-from tests.e2e.bridge_process import BridgeProcess, consume, create_topic, write_config
+from tests.e2e.bridge_process import (
+    BridgeProcess,
+    consume,
+    cpu_seconds,
+    create_topic,
+    write_config,
+)
 from tests.integration.kafka_broker import ThrowawayKafka
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def insert_rows(mysql: MysqlEndpoint, schema: str, first: int, count: int) -> None:

@@ -20,16 +20,11 @@ from typing import Any
 
 import orjson
 import pytest
-import yaml
 from confluent_kafka import Consumer, TopicPartition
-from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 
-from bridge.ha import HEADER_NODE, RunningInfo
-from bridge.ha.registration import local_ip
+from bridge.ha import HEADER_NODE
 from tests.conftest import MysqlEndpoint
 from tests.e2e.bridge_process import (
-    BridgeProcess,
     read_to_end,
     wait_for_final_state,
 )
@@ -39,6 +34,7 @@ from tests.e2e.workload import (
     keyed_run,
     workload,
 )
+from tests.ha.cluster import Cluster, address_of, ha_cluster
 from tests.ha.conftest import eventually
 from tests.ha.zookeeper_server import ThrowawayZooKeeper
 
@@ -102,50 +98,6 @@ def read_topic(
     return records
 
 
-class Cluster:
-    """The processes of one test and a ZooKeeper client to see who runs the destination."""
-
-    def __init__(self, config: Path, zk_hosts: str, root: str, destination: str) -> None:
-        self.config = config
-        self.root = root
-        self.destination = destination
-        self.processes: list[BridgeProcess] = []
-        self.zk = KazooClient(zk_hosts)
-        self.zk.start(10)
-
-    def start(self) -> BridgeProcess:
-        process = BridgeProcess(self.config).start()
-        self.processes.append(process)
-        process.wait_for_output("HA on", 30)
-        return process
-
-    def running(self) -> RunningInfo | None:
-        try:
-            data, _ = self.zk.get(f"{self.root}/destinations/{self.destination}/running")
-        except NoNodeError:
-            return None
-        except Exception:  # ZooKeeper is down in one of the tests
-            return None
-        return RunningInfo.loads(data)
-
-    def runs(self, process: BridgeProcess) -> bool:
-        info = self.running()
-        return info is not None and info.address == address_of(process)
-
-    def close(self) -> None:
-        for process in self.processes:
-            if process.process is not None and process.process.poll() is None:
-                process.signal(signal.SIGCONT)
-            process.kill()
-        self.zk.stop()
-        self.zk.close()
-
-
-def address_of(process: BridgeProcess) -> str:
-    assert process.process is not None
-    return f"{local_ip()}:{process.process.pid}"
-
-
 @pytest.fixture(scope="module")
 def own_zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThrowawayZooKeeper]:
     with ThrowawayZooKeeper(tmp_path_factory.mktemp("zk")) as zk:
@@ -162,16 +114,7 @@ def _setup(
 ) -> tuple[Cluster, str]:
     create_tables(mysql, schema)
     topic, path = keyed_run(tmp_path, mysql, kafka_bootstrap, schema, "ha", **mq)
-    config = yaml.safe_load(path.read_text())
-    root = f"/ha-test/{uuid.uuid4().hex[:8]}"
-    config["meta"] = {"store": "zookeeper", "flush_period_ms": 200}
-    config["zookeeper"] = {
-        "hosts": zk_hosts,
-        "session_timeout_ms": int(SESSION_S * 1000),
-        "root": root,
-    }
-    path.write_text(yaml.safe_dump(config))
-    return Cluster(path, zk_hosts, root, config["destinations"][0]["name"]), topic
+    return ha_cluster(path, zk_hosts, SESSION_S), topic
 
 
 def _start_writer(

@@ -1,0 +1,53 @@
+"""Run the chaos suite and print its table:
+
+    var/venv/bin/python -m tests.chaos            # the short suite (what the tests run)
+    var/venv/bin/python -m tests.chaos --long     # 50 kills, 500k changes, long outages
+    var/venv/bin/python -m tests.chaos --only kill9-3p broker-down
+
+Needs the local services (``eval "$(deploy/local/services.sh env)"``), the Kafka jars and
+MariaDB binaries of ``deploy/local/install.sh``, and root for the disk-full scenario's tmpfs.
+Exits 1 when a scenario failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.chaos.scenarios import SCENARIOS, Services
+from tests.chaos.stage import LONG, SHORT, Outcome
+from tests.chaos.table import render
+from tests.conftest import _server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.chaos", description=__doc__)
+    parser.add_argument("--long", action="store_true", help="the long suite")
+    parser.add_argument("--only", nargs="+", choices=list(SCENARIOS), help="these scenarios")
+    args = parser.parse_args(argv)
+    size = LONG if args.long else SHORT
+    outcomes: list[Outcome] = []
+    with _server("mariadb") as mysql, tempfile.TemporaryDirectory(prefix="chaos-") as work:
+        services = Services(mysql, _kafka(), Path(work))
+        for name in args.only or SCENARIOS:
+            print(f"--- {name}", flush=True)
+            outcome = SCENARIOS[name](services, size)
+            print(outcome.report.summary(), *outcome.problems, sep="\n", flush=True)
+            outcomes.append(outcome)
+    print(render(outcomes))
+    return 0 if all(o.passed for o in outcomes) else 1
+
+
+def _kafka() -> str:
+    import os
+
+    bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if not bootstrap:
+        sys.exit('KAFKA_BOOTSTRAP_SERVERS is not set: eval "$(deploy/local/services.sh env)"')
+    return bootstrap
+
+
+if __name__ == "__main__":
+    sys.exit(main())
