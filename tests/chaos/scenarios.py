@@ -407,14 +407,14 @@ def _tiny_tmpfs(path: Path) -> Iterator[Path]:
 def _fill(folder: Path) -> Path:
     """Write a file until the file system is full; returns it (delete it to free the space)."""
     filler = folder / "filler"
-    with filler.open("wb") as out:
-        try:
+    try:
+        with filler.open("wb") as out:
             while True:
                 out.write(b"\0" * 4096)
                 out.flush()
-        except OSError as exc:
-            if exc.errno != errno.ENOSPC:
-                raise
+    except OSError as exc:  # raised by a write or by the close's last flush
+        if exc.errno != errno.ENOSPC:
+            raise
     return filler
 
 
