@@ -1,10 +1,10 @@
 """The admin endpoint on ``admin.listen``: ``/metrics``, ``/healthz``, ``/readyz``, ``/status``.
 
 An aiohttp server on an asyncio loop of its own (one daemon thread), chosen over the stdlib
-``ThreadingHTTPServer`` after measuring both (docs/operations.md, "Admin endpoint load"): the
-stdlib server printed a 21-line traceback to stderr for every client that hung up early, held
-idle connections (and a thread each) forever, and accepted ~6 new connections/s while 1,000
-clients scraped. Here:
+``ThreadingHTTPServer`` after measuring both with bench/admin_load.py (docs/operations.md,
+"Admin endpoint load"): the stdlib server printed a 21-line traceback to stderr for every
+client that hung up early, held idle connections (and a thread each) forever, and timed out
+one connection in eight while 1,000 clients scraped (its accept queue holds 5). Here:
 
 * idle connections, and requests whose headers never complete, are closed after
   ``idle_timeout_s``; a response that takes longer than ``request_timeout_s`` is a 503;

@@ -254,6 +254,11 @@ def test_base_wires_probes_config_secrets_and_resources(tmp_path: Path) -> None:
     container = pod["containers"][0]
     config = _bridge_config(_by_kind(documents, "ConfigMap"), tmp_path)
     assert config.meta.store == "file"
+    # The admin endpoint on the pod IP, which the kubelet and Prometheus connect to.
+    assert config.admin.listen == "10.0.0.7:11112"
+    assert {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in container["env"]} == {
+        "POD_IP": "status.podIP"
+    }
     listen_port = int(config.admin.listen.rsplit(":", 1)[1])
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert ports["admin"] == listen_port
