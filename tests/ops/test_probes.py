@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import signal
 import socket
@@ -14,6 +16,7 @@ import pytest
 from bridge.admin import HA_ROLES, AdminListenFailed
 from bridge.config import BridgeConfig, parse_config
 from bridge.runner import Runner
+from tests.chaos.partition import TcpRelay
 from tests.conftest import MysqlEndpoint
 from tests.integration.mariadb_server import throwaway_mariadb
 from tests.ops.helpers import free_port, get, metric, scrape, wait_until
@@ -147,3 +150,38 @@ def test_admin_listen_null_serves_nothing_and_a_taken_port_fails_first(
             runner.start()
         assert runner.workers == {}  # no destination started
         runner.stop(10)
+
+
+def test_kafka_unreachable_with_nothing_to_send_is_not_ready_and_logged_then_ready_again(
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    runner_factory: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The bridge reaches Kafka through a relay that refuses connections (a closed port, as
+    far as librdkafka can tell), then lets them through."""
+    caplog.set_level(logging.INFO)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with TcpRelay(int(kafka_bootstrap.rsplit(":", 1)[1])) as relay:
+        relay.cut()
+        idle = _destination("idle", mysql.address, mysql.user, mysql.password, _slave_id() + 5)
+        runner_factory(_config(relay.address, f"127.0.0.1:{port}", idle))
+        body = wait_until(
+            lambda: (r := get(f"{base}/readyz"))[0] == 503 and "kafka" in r[1] and r[1],
+            60,
+            "not ready while Kafka does not answer",
+        )
+        assert body == "not ok\nidle kafka-unreachable\n"
+        (status,) = json.loads(get(f"{base}/status")[1])["destinations"]
+        assert status["reason"].startswith("no Kafka metadata for ")
+        assert "127.0.0.1" not in status["reason"]
+        assert get(f"{base}/healthz")[0] == 200  # restarting the process would not help
+
+        relay.heal()
+        wait_until(lambda: get(f"{base}/readyz") == (200, "ok\nidle ready\n"), 60, "ready again")
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("bridge.admin")]
+    assert len([line for line in lines if line.startswith("Kafka unreachable: ")]) == 1
+    assert lines.count("Kafka answers again") == 1
+    not_ready = "destination idle not ready: kafka-unreachable (no Kafka metadata for "
+    assert len([line for line in lines if line.startswith(not_ready)]) == 1
