@@ -1,10 +1,11 @@
-"""Binlog positions as canal names them (EntryPosition, LogIdentity, LogPosition, PositionRange)."""
+"""Binlog positions as canal names them (EntryPosition, LogIdentity, LogPosition, PositionRange),
+and the snapshot progress that rides on a cursor (docs/snapshots.md)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bridge.entry import Entry, EntryType
+from bridge.entry import Entry, EntryType, Header
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +40,68 @@ class LogIdentity:
 
 
 @dataclass(frozen=True, slots=True)
+class TableProgress:
+    """How far the snapshot of one table (``schema.table``) is acknowledged.
+
+    ``last_key``: the key of the last row acknowledged, as ``bridge.snapshot.rows.encode_key``
+    wrote it (JSON-safe); None: nothing yet, the table starts from its first row.
+    """
+
+    table: str
+    last_key: object = None
+    rows: int = 0
+    done: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotProgress:
+    """The snapshot plan of a destination and how far each of its tables is acknowledged."""
+
+    tables: tuple[TableProgress, ...]
+
+    @property
+    def done(self) -> bool:
+        return all(table.done for table in self.tables)
+
+    def table(self, name: str) -> TableProgress | None:
+        return next((table for table in self.tables if table.table == name), None)
+
+    def with_table(self, progress: TableProgress) -> SnapshotProgress:
+        return SnapshotProgress(
+            tuple(progress if t.table == progress.table else t for t in self.tables)
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class LogPosition:
+    """A cursor: a binlog position of one source and, while a snapshot is under way or once
+    one ran, its progress (``snapshot``), which advances with the position atomically."""
+
     identity: LogIdentity
     position: EntryPosition
+    snapshot: SnapshotProgress | None = None
+
+    def keeping_snapshot_of(self, previous: LogPosition | None) -> LogPosition:
+        """This position with ``previous``'s snapshot progress when it carries none: a binlog
+        transaction end says nothing about the snapshot, so the progress is sticky."""
+        if self.snapshot is not None or previous is None or previous.snapshot is None:
+            return self
+        return replace(self, snapshot=previous.snapshot)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotHeader(Header):
+    """The header of an entry a snapshot put into the stream (not read from the binlog).
+
+    Its position is the stream's position where the chunk was put (``event_length`` 0, so
+    resuming after it resumes there), ``execute_time`` the chunk's read time. ``chunk``
+    (``schema.table;number``) becomes the record header ``canal-bridge-snapshot``.
+    ``progress``: the snapshot progress once this entry is acknowledged; set on each row and
+    on the chunk's end, which are ack points of their own (None on the chunk's begin).
+    """
+
+    chunk: str = ""
+    progress: SnapshotProgress | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +134,29 @@ def is_ack_point(entry: Entry) -> bool:
     """Whether resuming right after ``entry`` starts on a transaction boundary.
 
     A TRANSACTIONEND closes a transaction; a DDL statement is a transaction of its own
-    (MySQL commits implicitly around it), as canal also treats it.
+    (MySQL commits implicitly around it), as canal also treats it. A snapshot row is one too:
+    it is put between two binlog transactions and carries the snapshot progress after it.
     """
-    return entry.entry_type is EntryType.TRANSACTIONEND or entry.is_ddl
+    return (
+        entry.entry_type is EntryType.TRANSACTIONEND
+        or entry.is_ddl
+        or snapshot_progress_of(entry) is not None
+    )
+
+
+def snapshot_progress_of(entry: Entry) -> SnapshotProgress | None:
+    """The snapshot progress an entry carries (snapshot rows and chunk ends), else None."""
+    header = entry.header
+    return header.progress if isinstance(header, SnapshotHeader) else None
+
+
+def ack_position_after(
+    identity: LogIdentity, entry: Entry, previous: LogPosition | None
+) -> LogPosition:
+    """The cursor once ``entry`` (an ack point) is consumed: the position after it, with the
+    snapshot progress it carries, or else ``previous``'s (sticky across binlog transactions)."""
+    position = LogPosition(identity, resume_position_after(entry), snapshot_progress_of(entry))
+    return position.keeping_snapshot_of(previous)
 
 
 def resume_position_after(entry: Entry) -> EntryPosition:

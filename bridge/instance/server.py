@@ -81,7 +81,9 @@ class EmbeddedServer:
         with instance.ack_lock:
             position_range = instance.meta.remove_batch(client, batch_id)
             if position_range.ack is not None:
-                instance.meta.update_cursor(client, position_range.ack)
+                # A batch of binlog transactions only keeps the snapshot progress (sticky).
+                cursor = position_range.ack.keeping_snapshot_of(instance.meta.get_cursor(client))
+                instance.meta.update_cursor(client, cursor)
             sequence = self._sequences.pop((client.destination, batch_id))
             instance.store.ack(sequence)
 

@@ -10,6 +10,12 @@ a destination can move between canal and canal-bridge without losing its place::
 
 (``postion`` is canal's spelling; ``position`` is accepted too.) ``None`` fields are left out,
 as fastjson does. Decoding checks every type and raises ``MetaCodecError`` with a JSON path.
+
+A cursor with snapshot progress (docs/snapshots.md) has one more key, which canal's fastjson
+reader ignores::
+
+    "snapshot": {"tables": [{"table": "shop.orders", "lastKey": [1042], "rows": 1042,
+                             "done": false}, ...]}
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ from typing import Any
 
 from bridge.meta.base import ClientCursor, ClientIdentity
 from bridge.meta.exceptions import MetaCodecError
-from bridge.position import EntryPosition, LogIdentity, LogPosition
+from bridge.position import (
+    EntryPosition,
+    LogIdentity,
+    LogPosition,
+    SnapshotProgress,
+    TableProgress,
+)
 
 LOG_POSITION_TYPE = "com.alibaba.otter.canal.protocol.position.LogPosition"
 
@@ -101,7 +113,7 @@ def _decode_address(value: object, where: str) -> str:
 
 
 def encode_log_position(position: LogPosition) -> JsonObject:
-    return {
+    encoded: JsonObject = {
         "@type": LOG_POSITION_TYPE,
         "identity": {
             "slaveId": position.identity.slave_id,
@@ -109,6 +121,41 @@ def encode_log_position(position: LogPosition) -> JsonObject:
         },
         "postion": encode_entry_position(position.position),
     }
+    if position.snapshot is not None:
+        encoded["snapshot"] = encode_snapshot_progress(position.snapshot)
+    return encoded
+
+
+def encode_snapshot_progress(progress: SnapshotProgress) -> JsonObject:
+    return {
+        "tables": [
+            {"table": t.table, "lastKey": t.last_key, "rows": t.rows, "done": t.done}
+            for t in progress.tables
+        ]
+    }
+
+
+def decode_snapshot_progress(value: object, where: str) -> SnapshotProgress:
+    obj = _object(value, where)
+    tables = obj.get("tables")
+    if not isinstance(tables, list):
+        raise MetaCodecError(f"{where}.tables", "expected a list")
+    decoded = []
+    for i, item in enumerate(tables):
+        at = f"{where}.tables[{i}]"
+        table = _object(item, at)
+        rows = _optional(table, "rows", int, at) or 0
+        if rows < 0:
+            raise MetaCodecError(f"{at}.rows", f"a row count is never negative: {rows}")
+        decoded.append(
+            TableProgress(
+                table=_required(table, "table", str, at),
+                last_key=table.get("lastKey"),
+                rows=rows,
+                done=bool(_optional(table, "done", bool, at)),
+            )
+        )
+    return SnapshotProgress(tuple(decoded))
 
 
 def decode_log_position(value: object, where: str = "$") -> LogPosition:
@@ -123,6 +170,9 @@ def decode_log_position(value: object, where: str = "$") -> LogPosition:
             slave_id=_required(identity, "slaveId", int, f"{where}.identity"),
         ),
         position=decode_entry_position(obj.get(key), f"{where}.{key}"),
+        snapshot=None
+        if obj.get("snapshot") is None
+        else decode_snapshot_progress(obj["snapshot"], f"{where}.snapshot"),
     )
 
 

@@ -38,7 +38,7 @@ from bridge.meta.exceptions import MetaCodecError
 from bridge.mq.exceptions import MqError
 from bridge.mq.producer import LibrdkafkaLog, connection_settings, masked
 from bridge.mq.records import OutgoingRecord
-from bridge.position import LogIdentity, LogPosition, is_ack_point, resume_position_after
+from bridge.position import LogIdentity, LogPosition, ack_position_after, is_ack_point
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +143,8 @@ class CursorLedger:
             cursor = self._where_it_started()
         admitted: list[Entry] = []
         for entry in entries:
-            if is_ack_point(entry):
-                cursor = LogPosition(self._identity, resume_position_after(entry))
+            if is_ack_point(entry):  # a snapshot row too: the progress rides on the cursor
+                cursor = ack_position_after(self._identity, entry, cursor)
                 rows_seen = to_skip = 0
             elif entry.entry_type is EntryType.ROWDATA:
                 rows_seen += 1

@@ -17,12 +17,15 @@ from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.construct import slotted_constructor
 from bridge.entry import AheadEncoding, Entry, Header
 from bridge.mq.routing import PartitionRouter, TopicPartitions, TopicRouter
+from bridge.position import SnapshotHeader
 
 # Headers every record carries: where the change comes from in the source's binlog.
 HEADER_FILE = "binlog.file"
 HEADER_POSITION = "binlog.position"
 HEADER_SERVER_ID = "binlog.server_id"
 HEADER_GTID = "binlog.gtid"
+# On a record a snapshot read (not the binlog): ``schema.table;chunk`` (docs/snapshots.md).
+HEADER_SNAPSHOT = "canal-bridge-snapshot"
 
 # Room left in a record for Kafka's own framing (record batch header, varints, ...).
 RECORD_OVERHEAD = 256
@@ -57,6 +60,8 @@ def binlog_headers(header: Header) -> tuple[tuple[str, bytes], ...]:
     ]
     if header.gtid:
         headers.append((HEADER_GTID, header.gtid.encode()))
+    if isinstance(header, SnapshotHeader):
+        headers.append((HEADER_SNAPSHOT, header.chunk.encode()))
     return tuple(headers)
 
 
@@ -145,6 +150,8 @@ class Placement:
         value come near it: below the limit less the headers at their longest UTF-8 length,
         any record of ``header`` fits."""
         longest = 4 * (len(header.logfile_name) + len(header.gtid)) + _FIXED_HEADER_BYTES
+        if isinstance(header, SnapshotHeader):
+            longest += len(HEADER_SNAPSHOT) + 4 * len(header.chunk)
         if len(value) + len(key) <= self.max_record_bytes - RECORD_OVERHEAD - longest:
             return True
         return len(value) <= self.value_budget(key, headers)

@@ -30,6 +30,9 @@ from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
 from bridge.store import Event, EventStore
 
+# Entries of a snapshot chunk put at once into a store of unknown capacity.
+SNAPSHOT_PIECE = 1024
+
 
 @dataclass(frozen=True, slots=True)
 class SinkOptions:
@@ -85,6 +88,28 @@ class EntrySink:
             if events:
                 self._put(events)
             return len(events)
+
+    def put_snapshot(self, entries: Sequence[Entry], identity: LogIdentity) -> None:
+        """Put a snapshot chunk (bridge.snapshot.handoff) as it is, between two transactions:
+        its tables passed the table filter when planned, and a chunk is not a transaction of
+        the source to filter as empty; the field filter applies to its rows as to the stream's.
+        Put in pieces the store can take (a chunk may be larger than the store)."""
+        with self._lock:
+            if not self._running:
+                raise SinkStopped()
+            events = [
+                Event(identity, self.field_filter.apply(entry))
+                if self.field_filter is not None and entry.entry_type is EntryType.ROWDATA
+                else Event(identity, entry)
+                for entry in entries
+            ]
+            piece = max(1, self._store_capacity() // 2)
+            for i in range(0, len(events), piece):
+                self._put(events[i : i + piece])
+
+    def _store_capacity(self) -> int:
+        config = getattr(self._store, "config", None)
+        return int(getattr(config, "buffer_size", SNAPSHOT_PIECE))
 
     def _select(self, entries: Sequence[Entry], identity: LogIdentity) -> list[Event]:
         out: list[Event] = []

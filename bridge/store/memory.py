@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bridge.position import LogPosition, PositionRange, resume_position_after
+from bridge.position import LogPosition, PositionRange, ack_position_after
 from bridge.store.base import BatchMode, Event, Events
 from bridge.store.exceptions import (
     AckOutOfRange,
@@ -282,12 +282,13 @@ class MemoryEventStore:
 
 
 def _range_of(events: list[Event]) -> PositionRange | None:
-    """start/end of the batch; ack after its last transaction end or DDL (None without one)."""
+    """start/end of the batch; ack after its last ack point (transaction end, DDL, snapshot
+    row; None without one), with the newest snapshot progress of the batch up to there (the
+    server keeps the cursor's own when the batch has none)."""
     if not events:
         return None
     ack: LogPosition | None = None
-    for event in reversed(events):
+    for event in events:
         if event.is_ack_point:
-            ack = LogPosition(event.identity, resume_position_after(event.entry))
-            break
+            ack = ack_position_after(event.identity, event.entry, ack)
     return PositionRange(events[0].log_position(), events[-1].log_position(), ack)

@@ -1,0 +1,179 @@
+"""The stream's side of a snapshot: chunks wait here until the stream reaches their high
+watermark, then go into the store between two binlog transactions (docs/snapshots.md).
+
+``SnapshotHandoff.lock`` is the one lock of the interleaving: the instance's flush path holds
+it while it notes the keys of a transaction (``observe``), puts the transaction and, at a
+transaction boundary, puts every ready chunk (``reached``); a snapshot reader holds it while
+it offers a chunk, which is put at once when the stream already stands at a boundary past
+its high watermark (the stream idle at the end of the binlog).
+
+A chunk is put as one pseudo-transaction: BEGIN, its rows minus the keys the stream changed
+inside the window (INSERT entries), END. Every row and the END are ack points carrying the
+progress after them (``SnapshotHeader.progress``), so the cursor says which key a resumed
+snapshot starts after; the END also covers rows dropped at the chunk's tail and the table's
+end.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from bridge.entry import Entry, EntryType, EventType, RowChange, RowData
+from bridge.position import (
+    EntryPosition,
+    SnapshotHeader,
+    SnapshotProgress,
+    TableProgress,
+)
+from bridge.snapshot.window import Key, Position, WatermarkWindows
+
+PutEntries = Callable[[Sequence[Entry]], None]
+
+
+@dataclass(eq=False)
+class Chunk:
+    """One chunk read between two watermarks, and what became of it.
+
+    ``rows``/``keys``/``encoded_keys`` are parallel: the row as an INSERT image, its key as
+    the window compares it, its key as the cursor stores it. ``end_key``: the encoded key the
+    next chunk starts after; ``last``: the table has no rows after this chunk.
+    """
+
+    table: str
+    number: int
+    rows: Sequence[RowData]
+    keys: Sequence[Key]
+    encoded_keys: Sequence[object]
+    low: Position
+    high: Position
+    read_ms: int
+    end_key: object
+    last: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    redo: bool = False  # the table's shape changed in the window: read the chunk again
+    rows_put: int = 0
+    rows_dropped: int = 0
+
+
+class SnapshotHandoff:
+    def __init__(
+        self,
+        progress: SnapshotProgress,
+        windows: WatermarkWindows,
+        put: PutEntries,
+        *,
+        drop_changed_keys: bool = True,
+    ) -> None:
+        """``put``: puts entries into the store (blocking while it is full).
+        ``drop_changed_keys=False`` disables the algorithm's one safety step, for the test
+        that shows a stale row reaching Kafka without it."""
+        self.lock = threading.Lock()
+        self.progress = progress  # as put into the store
+        self.windows = windows
+        self._put = put
+        self._drop = drop_changed_keys
+        self._pending: list[Chunk] = []
+        self._at: EntryPosition | None = None  # the stream's last transaction boundary
+        self._between = True
+
+    # -- the stream's side (under ``lock``) ---------------------------------------------------
+
+    def observe(self, entries: Sequence[Entry]) -> None:
+        self.windows.observe(entries)
+
+    def flushed(self, boundary: EntryPosition | None) -> None:
+        """The stream put a transaction ending at ``boundary`` (None: a piece of one, the
+        stream is inside a transaction). Puts every chunk the stream has now passed."""
+        if boundary is None:
+            self._between = False
+            return
+        self._between = True
+        self._at = boundary
+        self.windows.reached(boundary.sort_key())
+        self._put_ready()
+
+    def idle_at(self, position: EntryPosition) -> None:
+        """A heartbeat: the source is idle with its binlog ending at ``position`` (past events
+        the stream does not show, such as a rotation), between transactions."""
+        if self._between:
+            self.flushed(position)
+
+    # -- the reader's side --------------------------------------------------------------------
+
+    def offer(self, chunk: Chunk) -> None:
+        """Queue ``chunk``; put it right away if the stream is already past its ``high``."""
+        with self.lock:
+            self._pending.append(chunk)
+            self._put_ready()
+
+    def cancel(self) -> None:
+        """Release every waiting reader (stopping): their chunks are not put."""
+        with self.lock:
+            for chunk in self._pending:
+                chunk.redo = True
+                chunk.done.set()
+            self._pending.clear()
+
+    # -- putting ------------------------------------------------------------------------------
+
+    def _put_ready(self) -> None:
+        if not self._between or self._at is None:
+            return
+        at = self._at.sort_key()
+        ready = [chunk for chunk in self._pending if chunk.high <= at]
+        for chunk in ready:
+            self._pending.remove(chunk)
+            try:
+                self._put_chunk(chunk, self._at)
+            except BaseException:
+                chunk.redo = True  # not put (the store stopped): the reader must not go on
+                raise
+            finally:
+                chunk.done.set()
+
+    def _put_chunk(self, chunk: Chunk, at: EntryPosition) -> None:
+        changed = self.windows.changed_keys(chunk.table, chunk.low, chunk.high)
+        if not isinstance(changed, set):  # REDO
+            chunk.redo = True
+            return
+        schema, _, table = chunk.table.partition(".")
+        current = self.progress.table(chunk.table) or TableProgress(chunk.table)
+        rows = current.rows
+        name = f"{chunk.table};{chunk.number}"
+        progress = self.progress
+
+        def header(kind: EntryType, after: SnapshotProgress | None) -> SnapshotHeader:
+            return SnapshotHeader(
+                logfile_name=at.journal_name or "",
+                logfile_offset=at.position or 0,
+                server_id=at.server_id or 0,
+                execute_time=chunk.read_ms,
+                schema_name=schema,
+                table_name=table,
+                event_type=EventType.INSERT if kind is EntryType.ROWDATA else None,
+                gtid=at.gtid or "",
+                event_length=0,
+                chunk=name,
+                progress=after,
+            )
+
+        entries: list[Entry] = [
+            Entry(header(EntryType.TRANSACTIONBEGIN, None), EntryType.TRANSACTIONBEGIN)
+        ]
+        for row, key, encoded in zip(chunk.rows, chunk.keys, chunk.encoded_keys, strict=True):
+            if self._drop and key in changed:
+                chunk.rows_dropped += 1
+                continue
+            rows += 1
+            progress = progress.with_table(TableProgress(chunk.table, encoded, rows))
+            change = RowChange(EventType.INSERT, row_datas=(row,))
+            entries.append(Entry(header(EntryType.ROWDATA, progress), EntryType.ROWDATA, change))
+        progress = progress.with_table(
+            TableProgress(chunk.table, chunk.end_key, rows, done=chunk.last)
+        )
+        entries.append(Entry(header(EntryType.TRANSACTIONEND, progress), EntryType.TRANSACTIONEND))
+        self._put(entries)
+        chunk.rows_put = rows - current.rows
+        self.progress = progress

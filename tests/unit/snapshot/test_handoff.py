@@ -1,0 +1,124 @@
+"""Chunks wait for the stream to pass their high watermark, then go in as BEGIN, rows minus
+the keys changed in their window, END (each row and the END carrying the progress)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bridge.entry import Column, Entry, EntryType, RowData
+from bridge.position import EntryPosition, SnapshotProgress, TableProgress, snapshot_progress_of
+from bridge.snapshot.handoff import Chunk, SnapshotHandoff
+from bridge.snapshot.window import WatermarkWindows
+from tests.unit.snapshot.test_window import _rows
+from tests.unit.store.factories import BINLOG, ddl
+
+PLAN = SnapshotProgress((TableProgress("shop.orders"),))
+
+
+def _image(key: str) -> RowData:
+    return RowData(after=(Column(0, 4, "id", True, True, False, key, "int"),))
+
+
+def _chunk(low: tuple[str, int], high: int, keys: Sequence[str], *, last: bool = False) -> Chunk:
+    return Chunk(
+        table="shop.orders",
+        number=0,
+        rows=[_image(k) for k in keys],
+        keys=[(k,) for k in keys],
+        encoded_keys=[[["int", k]] for k in keys],
+        low=low,
+        high=(BINLOG, high),
+        read_ms=1_800_000_000_000,
+        end_key=[["int", keys[-1]]] if keys else None,
+        last=last,
+    )
+
+
+def _handoff(*, drop: bool = True) -> tuple[SnapshotHandoff, list[Entry]]:
+    put: list[Entry] = []
+    windows = WatermarkWindows((BINLOG, 100))
+    windows.track("shop.orders", ("id",))
+    return SnapshotHandoff(PLAN, windows, put.extend, drop_changed_keys=drop), put
+
+
+def _at(offset: int) -> EntryPosition:
+    return EntryPosition(BINLOG, offset, server_id=1)
+
+
+def test_a_chunk_waits_for_its_high_watermark_and_leaves_out_changed_keys() -> None:
+    handoff, put = _handoff()
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1", "2", "3"])
+    handoff.offer(chunk)
+    assert not put and not chunk.done.is_set()  # the stream has not reached H yet
+    with handoff.lock:
+        handoff.observe([_rows(300, ("2",))])
+        handoff.flushed(_at(400))
+    assert not put
+    with handoff.lock:
+        handoff.flushed(_at(500))
+    assert chunk.done.is_set() and not chunk.redo
+    kinds = [e.entry_type for e in put]
+    assert kinds == [
+        EntryType.TRANSACTIONBEGIN,
+        EntryType.ROWDATA,
+        EntryType.ROWDATA,
+        EntryType.TRANSACTIONEND,
+    ]
+    rows = [e for e in put if e.entry_type is EntryType.ROWDATA]
+    assert [r.row_change.row_datas[0].after[0].value for r in rows] == ["1", "3"]  # type: ignore[union-attr,index]
+    assert all(
+        e.header.logfile_offset == 500 and e.header.execute_time == 1_800_000_000_000 for e in put
+    )
+    progress = [snapshot_progress_of(e) for e in put]
+    assert progress[0] is None
+    assert progress[1] == SnapshotProgress((TableProgress("shop.orders", [["int", "1"]], 1),))
+    assert progress[3] == SnapshotProgress((TableProgress("shop.orders", [["int", "3"]], 2),))
+    assert (chunk.rows_put, chunk.rows_dropped) == (2, 1)
+    assert handoff.progress == progress[3]
+
+
+def test_without_dropping_the_changed_key_goes_in() -> None:
+    """The negative case: with the safety step off the stale row of key 2 is put."""
+    handoff, put = _handoff(drop=False)
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1", "2"])
+    with handoff.lock:
+        handoff.observe([_rows(300, ("2",))])
+        handoff.flushed(_at(500))
+    handoff.offer(chunk)
+    assert sum(e.entry_type is EntryType.ROWDATA for e in put) == 2
+
+
+def test_an_idle_stream_past_high_puts_the_chunk_at_once_but_not_mid_transaction() -> None:
+    handoff, put = _handoff()
+    with handoff.lock:
+        handoff.flushed(_at(600))
+        handoff.flushed(None)  # a piece of a large transaction
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1"], last=True)
+    handoff.offer(chunk)
+    assert not put
+    with handoff.lock:
+        handoff.idle_at(_at(700))  # a heartbeat inside a transaction changes nothing
+        handoff.flushed(_at(700))
+    assert chunk.done.is_set() and len(put) == 3
+    assert snapshot_progress_of(put[-1]) == SnapshotProgress(
+        (TableProgress("shop.orders", [["int", "1"]], 1, done=True),)
+    )
+
+
+def test_a_ddl_in_the_window_sends_the_chunk_back_to_be_read_again() -> None:
+    handoff, put = _handoff()
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1"])
+    with handoff.lock:
+        handoff.observe([ddl(300, "shop", "orders")])
+        handoff.flushed(_at(500))
+    handoff.offer(chunk)
+    assert chunk.done.is_set() and chunk.redo and not put
+    assert handoff.progress == PLAN
+
+
+def test_cancel_releases_waiting_chunks_unput() -> None:
+    handoff, put = _handoff()
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1"])
+    handoff.offer(chunk)
+    handoff.cancel()
+    assert chunk.done.is_set() and chunk.redo and not put
