@@ -39,6 +39,7 @@ from bridge.mq.canal_protocol import (
     with_rows,
 )
 from bridge.mq.canal_protocol import entry_protocol_pb2 as pb
+from bridge.mq.dead_letter import log_dead_letter
 from bridge.mq.exceptions import RecordTooLarge
 from bridge.mq.records import OutgoingRecord, Placement, binlog_headers
 from bridge.mq.routing import CanalPartitionRouter
@@ -215,6 +216,18 @@ class ProtobufMessageEncoder:
             return [part]
         if self.oversize.mode == "dead_letter":
             notice = _dead_letter_notice(part, batch_id, topic, partition, size=size, limit=budget)
+            header = part.header
+            log_dead_letter(
+                table=f"{header.schema_name}.{header.table_name}",
+                change=header.event_type.value if header.event_type is not None else "",
+                size=size,
+                limit=budget,
+                topic=topic,
+                partition=partition,
+                key=_NO_KEY,
+                dead_letter_topic=self.oversize.topic,
+                binlog=f"{header.logfile_name}:{header.logfile_offset}",
+            )
             notices.append(
                 OutgoingRecord(self.oversize.topic, 0, _NO_KEY, notice, binlog_headers(part.header))
             )

@@ -3,6 +3,7 @@ generated classes, as canal's ``CanalMessageDeserializer`` reads them."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import orjson
@@ -263,11 +264,16 @@ def test_oversize_split_between_entries_then_rows(make: EntryMaker) -> None:
     ]
 
 
-def test_oversize_dead_letter_replaces_an_entry_too_large_alone(make: EntryMaker) -> None:
+def test_oversize_dead_letter_replaces_an_entry_too_large_alone(
+    make: EntryMaker, caplog: pytest.LogCaptureFixture
+) -> None:
     big = make.insert(*(str(i) + "x" * 300 for i in range(30)))
     small = make.insert("1")
     policy = OversizePolicy.parse("dead_letter:too-big")
-    records = builder(oversize=policy, max_bytes=3000).build([small, big], 1, TS)
+    with caplog.at_level(logging.WARNING, logger="bridge.mq.dead_letter"):
+        records = builder(oversize=policy, max_bytes=3000).build([small, big], 1, TS)
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "sent to dead-letter topic too-big" in line and "xxx" not in line
     assert [r.topic for r in records] == ["too-big", "example"]
     notice = orjson.loads(records[0].value)
     assert (notice["reason"], notice["rows"], notice["binlogPosition"]) == (
