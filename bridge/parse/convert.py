@@ -296,7 +296,7 @@ class EventConverter:
             table.columns,
             table.null_bitmask,
             self._live.columns(table.schema, table.table),
-            display_widths=_prints_display_widths(self._format.server_version),
+            display_widths=prints_display_widths(self._format.server_version),
         )
         return _CachedTable(table, RowDecoder(meta, self._time_zone, self._values))
 
@@ -332,7 +332,7 @@ def _is_mariadb(server_version: str) -> bool:
     return "mariadb" in server_version.lower()
 
 
-def _prints_display_widths(server_version: str) -> bool:
+def prints_display_widths(server_version: str) -> bool:
     """Whether the server prints integer display widths (``int(11)``): MariaDB and MySQL before
     8.0.19 do, MySQL from 8.0.19 on does not."""
     if _is_mariadb(server_version):

@@ -275,7 +275,7 @@ def _close(text: str, at: int) -> int:
 # Applying diffs to a binary document
 
 
-class _Raw:
+class RawValue:
     """A value kept as binary JSON: its type and bytes (a container's offsets are relative to
     its first byte, so its bytes can be moved as they are)."""
 
@@ -286,7 +286,7 @@ class _Raw:
         self.data = data
 
 
-Node: TypeAlias = "_Raw | dict[bytes, Node] | list[Node]"
+Node: TypeAlias = "RawValue | dict[bytes, Node] | list[Node]"
 Container: TypeAlias = "dict[bytes, Node] | list[Node]"
 
 
@@ -295,11 +295,11 @@ def apply_diffs(doc: bytes, diffs: Sequence[JsonDiff]) -> bytes:
     Raises ``JsonDiffNotApplicable`` or ``CorruptJsonDiff``."""
     if not doc:
         raise JsonDiffNotApplicable("a JSON diff cannot apply to an empty value")
-    root: list[Node] = [_Raw(doc[0], doc[1:])]
+    root: list[Node] = [RawValue(doc[0], doc[1:])]
     try:
         for diff in diffs:
             _apply(root, diff)
-        kind, data = _encode(root[0])
+        kind, data = encode_node(root[0])
     except (struct.error, IndexError, KeyError) as exc:
         raise CorruptJsonDiff("corrupt binary JSON in a partial JSON update") from exc
     return bytes((kind,)) + data
@@ -313,7 +313,7 @@ def _apply(root: list[Node], diff: JsonDiff) -> None:
     last, op = diff.path[-1], diff.operation
     if (op is DiffOp.REMOVE) != (diff.value is None) or diff.value == b"":
         raise CorruptJsonDiff(f"a JSON diff {op.name} with a value of {diff.value!r}")
-    value = None if diff.value is None else _Raw(diff.value[0], diff.value[1:])
+    value = None if diff.value is None else RawValue(diff.value[0], diff.value[1:])
     if isinstance(parent, dict) and isinstance(last, bytes):
         if (last in parent) != (op is not DiffOp.INSERT):
             raise _not_applicable(diff, "the member exists" if last in parent else "no member")
@@ -375,7 +375,7 @@ def _walk(root: list[Node], legs: Path) -> Container:
 def _open(holder: Any, slot: Any) -> Container:
     """``holder[slot]`` as a decoded container, stored back decoded."""
     child: Node = holder[slot]
-    if isinstance(child, _Raw):
+    if isinstance(child, RawValue):
         if child.kind > 3:
             raise JsonDiffNotApplicable("a JSON diff path goes into a scalar")
         child = _decode_container(child.kind, child.data)
@@ -403,7 +403,7 @@ def _decode_container(kind: int, data: bytes) -> Container:
             size = _value_size(element_kind, data, at)
         if at + size > len(data):
             raise IndexError(at + size)
-        elements.append(_Raw(element_kind, data[at : at + size]))
+        elements.append(RawValue(element_kind, data[at : at + size]))
     if not is_object:
         return elements
     keys = []
@@ -432,10 +432,10 @@ def _value_size(kind: int, data: bytes, at: int) -> int:
     raise KeyError(kind)
 
 
-def _encode(node: Node) -> tuple[int, bytes]:
+def encode_node(node: Node) -> tuple[int, bytes]:
     """``node`` as (type, bytes): binary values as they are, decoded containers as large
     ones (the renderer reads either size), object keys in MySQL's stored order."""
-    if isinstance(node, _Raw):
+    if isinstance(node, RawValue):
         return node.kind, node.data
     if isinstance(node, dict):
         items = sorted(node.items(), key=lambda item: (len(item[0]), item[0]))
@@ -449,7 +449,7 @@ def _encode(node: Node) -> tuple[int, bytes]:
         entries += _LARGE_KEY.pack(offset + len(tail), len(key))
         tail += key
     for value in values:
-        kind, data = _encode(value)
+        kind, data = encode_node(value)
         if kind in _INLINE_SIZE:
             entries += bytes((kind,)) + data.ljust(4, b"\0")
         else:

@@ -23,7 +23,7 @@ import struct
 from typing import Any
 
 # The partial-JSON rebuilder's node tree and writer: one binary JSON writer in the project.
-from bridge.parse.json_diff import Node, _encode, _Raw
+from bridge.parse.json_diff import Node, RawValue, encode_node
 
 _INT16, _INT32, _INT64, _UINT64, _DOUBLE, _STRING, _LITERAL = 5, 7, 9, 10, 11, 12, 4
 _LITERALS = {None: b"\x00", True: b"\x01", False: b"\x02"}
@@ -39,7 +39,7 @@ _F64 = struct.Struct("<d")
 def binary_json(text: str) -> bytes:
     """The binary document (type byte + value) of the JSON ``text`` the server printed."""
     tree = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant)
-    kind, data = _encode(_node(tree))
+    kind, data = encode_node(_node(tree))
     return bytes((kind,)) + data
 
 
@@ -58,17 +58,17 @@ def _node(value: Any) -> Node:
     if isinstance(value, list):
         return [_node(item) for item in value]
     if value is None or isinstance(value, bool):
-        return _Raw(_LITERAL, _LITERALS[value])
+        return RawValue(_LITERAL, _LITERALS[value])
     if isinstance(value, int):
         for low, high, kind, fmt in _INT_FORMATS:
             if low <= value < high:
-                return _Raw(kind, fmt.pack(value))
-        return _Raw(_DOUBLE, _F64.pack(float(value)))  # rapidjson: past uint64, a double
+                return RawValue(kind, fmt.pack(value))
+        return RawValue(_DOUBLE, _F64.pack(float(value)))  # rapidjson: past uint64, a double
     if isinstance(value, float):
-        return _Raw(_DOUBLE, _F64.pack(value))
+        return RawValue(_DOUBLE, _F64.pack(value))
     if isinstance(value, str):
         data = value.encode("utf-8")
-        return _Raw(_STRING, _length(len(data)) + data)
+        return RawValue(_STRING, _length(len(data)) + data)
     raise TypeError(f"unexpected JSON value {value!r}")  # pragma: no cover - json.loads types
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from bridge.entry import RowData
 from bridge.parse.codes import MysqlType
-from bridge.parse.convert import _prints_display_widths
+from bridge.parse.convert import prints_display_widths
 from bridge.parse.rows import RowDecoder
 from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.parse.values import DecodeOptions, text_decoder
@@ -126,7 +126,7 @@ def describe_table(
         schema,
         table,
         mariadb="mariadb" in version.lower(),
-        display_widths=_prints_display_widths(version),
+        display_widths=prints_display_widths(version),
     )
     if definition is None:
         return None
