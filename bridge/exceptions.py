@@ -17,6 +17,7 @@
     ├── store.StoreError                       StoreStopped, BatchTooLarge, AckOutOfRange, ...
     ├── meta.MetaError                         BatchOutOfOrder / UnknownBatch (canal's messages),
     │                                          CorruptMetaFile, MetaStoreUnavailable, ...
+    ├── snapshot.SnapshotError                 TableWithoutKey, UnsupportedSnapshotColumn
     ├── instance.InstanceError                 InstanceFailed (a destination's fatal error),
     │                                          DamagedCursor (a cursor the source cannot read)
     ├── mq.MqError                             DeliveryFailed, RecordTooLarge, TopicLookupFailed
