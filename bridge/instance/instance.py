@@ -4,11 +4,16 @@ Parts start in the order meta -> store -> sink -> parser and stop in reverse. Th
 its own thread: it finds the start position, reads entries, groups them in the transaction
 buffer and puts them through the sink into the store, where ``put`` blocks while the store is
 full (backpressure reaching the binlog socket).
+
+With ``snapshot.mode`` initial or initial_only and no cursor yet (or a cursor whose snapshot is
+unfinished), a ``SnapshotReader`` reads the planned tables in chunks beside the parser, and the
+flush path interleaves them with the stream (``bridge.snapshot.handoff``; docs/snapshots.md).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -37,10 +42,21 @@ from bridge.parse.exceptions import (
     UnsupportedBinlogEvent,
 )
 from bridge.parse.parser import BinlogParser, EntryReader
-from bridge.parse.source import SourceFacts
+from bridge.parse.source import SourceFacts, open_connection
 from bridge.parse.values import DecodeOptions
-from bridge.position import EntryPosition, LogIdentity, LogPosition, resume_position_after
+from bridge.position import (
+    EntryPosition,
+    LogIdentity,
+    LogPosition,
+    SnapshotProgress,
+    is_ack_point,
+    resume_position_after,
+)
 from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
+from bridge.snapshot.handoff import SnapshotHandoff
+from bridge.snapshot.planner import fresh_plan
+from bridge.snapshot.reader import SnapshotReader
+from bridge.snapshot.window import WatermarkWindows
 from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
 from bridge.store.exceptions import StoreStopped
 
@@ -48,6 +64,10 @@ log = logging.getLogger(__name__)
 
 # The longest wait between restarts of a failing binlog reader.
 RESTART_MAX_S = 60.0
+
+# Test hook: put snapshot rows whose key the stream changed inside their window anyway (the
+# negative case of tests/e2e/test_snapshot.py: a stale row then reaches Kafka).
+KEEP_CHANGED_KEYS_ENV = "CANAL_BRIDGE_TEST_SNAPSHOT_KEEP_CHANGED_KEYS"
 
 # Where to start, given what the source is and the last known position (tests inject one).
 FindStart = Callable[[SourceFacts, LogPosition | None], EntryPosition]
@@ -103,9 +123,16 @@ class Instance:
         self.positions = FailbackLogPositionManager(
             self.memory_positions, MetaLogPositionManager(meta)
         )
-        self.parser = (
-            parser_factory(config) if parser_factory is not None else _default_parser(config, ahead)
-        )
+        # Built when the parser thread first runs: whether a snapshot runs decides whether the
+        # reader's process may encode rows ahead (a snapshot needs the keys of rows events).
+        self._parser_factory = parser_factory
+        self._ahead = ahead
+        self.parser: EntryReader | None = None
+        self._parser_lock = threading.Lock()
+        self._snapshot_planned = False
+        self._snapshot_plan: SnapshotProgress | None = None
+        self.snapshot_reader: SnapshotReader | None = None
+        self._handoff: SnapshotHandoff | None = None
         self.restart_delay_s = restart_delay_s
         self._restart_backoff = Backoff(restart_delay_s, RESTART_MAX_S)
         self._reading = False  # entries flowed since the last restart
@@ -141,7 +168,12 @@ class Instance:
 
     def stop(self, timeout_s: float = 30.0) -> None:
         self._stopping.set()
-        self.parser.stop()
+        if self.snapshot_reader is not None:
+            self.snapshot_reader.stop()
+        with self._parser_lock:
+            parser = self.parser
+        if parser is not None:
+            parser.stop()
         self.sink.stop()
         self.store.stop()
         if self._thread is not None:
@@ -204,8 +236,12 @@ class Instance:
         return finder.find(known)
 
     def _parse_once(self) -> None:
-        facts = self.parser.preflight()
         known = self.positions.get_latest(self.destination)
+        if not self._snapshot_planned:
+            self._snapshot_plan = self._plan_snapshot(known)
+            self._snapshot_planned = True
+        parser = self._built_parser()
+        facts = parser.preflight()
         # A position this process read itself is an event boundary; one loaded from the
         # stored cursor may have been edited or damaged.
         from_cursor = (
@@ -215,7 +251,10 @@ class Instance:
         if known is None:
             # Record the first start as the cursor so a crash before the first ack resumes
             # here rather than at a later "current end".
-            self.meta.update_cursor(mq_client(self.destination), LogPosition(self.identity, start))
+            # The snapshot plan goes with it: a restart before the first ack resumes both.
+            first = LogPosition(self.identity, start, self._snapshot_plan)
+            self.meta.update_cursor(mq_client(self.destination), first)
+        self._start_snapshot(start)
         log.info(
             "destination %s reading %s from %s",
             self.destination,
@@ -235,6 +274,7 @@ class Instance:
             ) from exc
 
     def _read_from(self, start: EntryPosition, buffer: TransactionBuffer) -> None:
+        assert self.parser is not None
         for entry in self.parser.entries(start):
             self._reading = True
             # A heartbeat's header time is 0 (MySQL and MariaDB alike); the source sends one
@@ -246,12 +286,77 @@ class Instance:
             buffer.add(entry)
 
     def _flush(self, entries: Sequence[Entry]) -> None:
+        handoff = self._handoff
+        if handoff is None:
+            self._put(entries)
+            return
+        with handoff.lock:
+            # The keys first: a chunk put after this transaction must leave them out.
+            handoff.observe(entries)
+            boundary = self._put(entries)
+            last = entries[-1]
+            if boundary is not None:
+                handoff.flushed(boundary)
+            elif last.entry_type is EntryType.HEARTBEAT:
+                handoff.idle_at(resume_position_after(last))
+            else:
+                handoff.flushed(None)
+            reader = self.snapshot_reader
+            if reader is not None and reader.stats.finished and not reader.running:
+                self._handoff = None  # nothing left to interleave: back to the plain path
+
+    def _put(self, entries: Sequence[Entry]) -> EntryPosition | None:
+        """Put a flushed piece of the stream; where it ends when that is a boundary."""
         self.sink.sink(entries, self.identity)
         last = entries[-1]
-        if last.entry_type is EntryType.TRANSACTIONEND or last.is_ddl:
-            self.memory_positions.persist(
-                self.destination, LogPosition(self.identity, resume_position_after(last))
-            )
+        if not is_ack_point(last):
+            return None
+        boundary = resume_position_after(last)
+        self.memory_positions.persist(self.destination, LogPosition(self.identity, boundary))
+        return boundary
+
+    # ------------------------------------------------------------------ snapshot
+
+    def _plan_snapshot(self, known: LogPosition | None) -> SnapshotProgress | None:
+        """The snapshot to run: a fresh plan for a destination without a cursor, the saved
+        one while unfinished, else none (docs/snapshots.md)."""
+        if self.config.snapshot.mode == "never":
+            return None
+        if known is not None:
+            plan = known.snapshot
+            return plan if plan is not None and not plan.done else None
+        with open_connection(self.config.source) as conn:
+            plan = fresh_plan(conn, self.config)
+        return plan if plan.tables else None
+
+    def _start_snapshot(self, start: EntryPosition) -> None:
+        """Start the reader once, beside the first parser run (a parser restart keeps it)."""
+        plan = self._snapshot_plan
+        if plan is None or self.snapshot_reader is not None:
+            return
+        windows = WatermarkWindows(start.sort_key(), (t.table for t in plan.tables if not t.done))
+        handoff = SnapshotHandoff(
+            plan,
+            windows,
+            lambda entries: self.sink.put_snapshot(entries, self.identity),
+            drop_changed_keys=os.environ.get(KEEP_CHANGED_KEYS_ENV) != "1",
+        )
+        self._handoff = handoff
+        self.snapshot_reader = SnapshotReader(self.config, handoff, decode_options(self.config))
+        self.snapshot_reader.start()
+
+    def _built_parser(self) -> EntryReader:
+        with self._parser_lock:
+            if self.parser is None:
+                if self._parser_factory is not None:
+                    self.parser = self._parser_factory(self.config)
+                else:
+                    # Rows encoded ahead hide their images; a snapshot needs their keys.
+                    ahead = self._ahead if self._snapshot_plan is None else None
+                    self.parser = _default_parser(self.config, ahead)
+            if self._stopping.is_set():
+                self.parser.stop()
+            return self.parser
 
     def lag_seconds(self) -> float:
         """How far the newest entry seen is behind now (0 when idle with heartbeats)."""

@@ -42,6 +42,7 @@ class Chunk:
     """
 
     table: str
+    key_columns: tuple[str, ...]
     number: int
     rows: Sequence[RowData]
     keys: Sequence[Key]
@@ -134,7 +135,11 @@ class SnapshotHandoff:
                 chunk.done.set()
 
     def _put_chunk(self, chunk: Chunk, at: EntryPosition) -> None:
-        changed = self.windows.changed_keys(chunk.table, chunk.low, chunk.high)
+        # Up to where the chunk goes in, not just H: the stream may have run past H before
+        # the chunk came, and the events in [H, at) are in the store ahead of it too.
+        changed = self.windows.changed_keys(
+            chunk.table, chunk.key_columns, chunk.low, at.sort_key()
+        )
         if not isinstance(changed, set):  # REDO
             chunk.redo = True
             return

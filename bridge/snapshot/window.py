@@ -1,17 +1,19 @@
 """The watermark windows of a destination's snapshot (docs/snapshots.md, "The algorithm").
 
 For a chunk of table ``T`` read between a low watermark ``L`` and a high watermark ``H``, the
-keys of ``T`` that rows events at positions in ``[L, H)`` changed (an event *starting* at or
-after ``L`` was written after ``L`` was taken; one starting before ``H`` was written before
-``H`` was taken). Those rows are dropped from the chunk: the events carry them (full row
-images), at their place in the stream.
+keys of ``T`` that rows events at positions in ``[L, P)`` changed, where ``P >= H`` is the
+stream position where the chunk is put (an event *starting* at or after ``L`` was written
+after ``L`` was taken; the events before ``P`` are in the store ahead of the chunk, those in
+``[H, P)`` too when the stream ran past ``H`` before the chunk came). Those rows are dropped
+from the chunk: the events carry them (full row images), at their place in the stream.
 
 The windows are fed by the stream (``observe``, ``reached``) as it is put into the store,
 in the binlog reader's thread; a chunk's ``L`` lies in the past of the stream, so this keeps
-the keys changed since the oldest ``L`` still in use (``begin_chunk`` / ``release``) rather than
-opening a window when a chunk starts. Pure logic: positions are ``(binlog file, offset)``
-sort keys, keys are tuples of the key columns' rendered values (the same rendering for the
-stream and the snapshot, so they compare equal).
+the row images of the planned tables since the oldest ``L`` still in use (``begin_chunk`` /
+``release``) rather than opening a window when a chunk starts (a table's key columns are known
+only once its reader described it, after the stream may have passed ``L``). Pure logic:
+positions are ``(binlog file, offset)`` sort keys, keys are tuples of the key columns' rendered
+values (the same rendering for the stream and the snapshot, so they compare equal).
 
 A DDL of a table in its window cannot be judged row by row (the key columns may have
 changed): ``changed_keys`` answers ``REDO`` and the chunk is read again.
@@ -43,7 +45,7 @@ REDO: Final = _Redo()  # the table changed shape inside the window: read the chu
 class _Change:
     position: Position
     table: str
-    key: Key | _Redo
+    rows: tuple[RowData, ...] | _Redo
 
 
 def key_of(columns: Iterable[Column], key_columns: tuple[str, ...]) -> Key | None:
@@ -65,10 +67,11 @@ class WatermarkWindows:
     watermarks from theirs.
     """
 
-    def __init__(self, start: Position) -> None:
-        """``start``: where the stream starts reading (the first chunk's low watermark)."""
+    def __init__(self, start: Position, tables: Iterable[str]) -> None:
+        """``start``: where the stream starts reading (the first chunk's low watermark);
+        ``tables``: the ``schema.table`` names still to snapshot."""
         self._lock = threading.Lock()
-        self._keys: dict[str, tuple[str, ...]] = {}  # table -> key columns
+        self._tables = {table.lower() for table in tables}
         self._changes: deque[_Change] = deque()
         self._stream_at = start
         self._last_begin = start
@@ -76,36 +79,29 @@ class WatermarkWindows:
 
     # -- the stream's side -------------------------------------------------------------------
 
-    def track(self, table: str, key_columns: tuple[str, ...]) -> None:
-        """Note the changes of ``table`` (``schema.table``) from now on, by these key columns."""
-        with self._lock:
-            self._keys[table.lower()] = key_columns
-
     def untrack(self, table: str) -> None:
+        """``table``'s snapshot is over: its changes need no noting any more."""
         with self._lock:
-            self._keys.pop(table.lower(), None)
+            self._tables.discard(table.lower())
 
     def observe(self, entries: Iterable[Entry]) -> None:
-        """Note the keys (before and after images) of every rows event of a tracked table, and
-        every DDL of one. Entries must come in stream order."""
+        """Note the row images of every rows event of a planned table, and every DDL of one.
+        Entries must come in stream order."""
         with self._lock:
-            if not self._keys:
+            if not self._tables:
                 return
             for entry in entries:
                 if entry.entry_type is not EntryType.ROWDATA:
                     continue
                 header = entry.header
                 table = f"{header.schema_name}.{header.table_name}".lower()
-                key_columns = self._keys.get(table)
-                if key_columns is None:
+                if table not in self._tables:
                     continue
                 position = (header.logfile_name, header.logfile_offset)
                 if entry.is_ddl or entry.row_change is None:
                     self._changes.append(_Change(position, table, REDO))
-                    continue
-                for row in row_images(entry.row_change):
-                    for key in _keys_of(row, key_columns):
-                        self._changes.append(_Change(position, table, key))
+                else:
+                    self._changes.append(_Change(position, table, row_images(entry.row_change)))
 
     def reached(self, position: Position) -> None:
         """The stream has put everything before ``position`` (a transaction boundary)."""
@@ -141,17 +137,27 @@ class WatermarkWindows:
                 del self._pins[low]
             self._trim()
 
-    def changed_keys(self, table: str, low: Position, high: Position) -> set[Key] | _Redo:
-        """The keys of ``table`` changed by events in ``[low, high)``, or REDO."""
+    def changed_keys(
+        self, table: str, key_columns: tuple[str, ...], low: Position, high: Position
+    ) -> set[Key] | _Redo:
+        """The keys (by ``key_columns``, before and after images) of ``table`` changed by
+        events in ``[low, high)``, or REDO."""
         table = table.lower()
         keys: set[Key] = set()
         with self._lock:
             for change in self._changes:
                 if change.table != table or not low <= change.position < high:
                     continue
-                if isinstance(change.key, _Redo):
+                if isinstance(change.rows, _Redo):
                     return REDO
-                keys.add(change.key)
+                for row in change.rows:
+                    for image in (row.before, row.after):
+                        if not image:
+                            continue
+                        key = key_of(image, key_columns)
+                        if key is None:  # a key column is gone: the table changed shape
+                            return REDO
+                        keys.add(key)
         return keys
 
     def _trim(self) -> None:
@@ -159,14 +165,3 @@ class WatermarkWindows:
         changes = self._changes
         while changes and changes[0].position < oldest:
             changes.popleft()
-
-
-def _keys_of(row: RowData, key_columns: tuple[str, ...]) -> list[Key | _Redo]:
-    keys: list[Key | _Redo] = []
-    for image in (row.before, row.after):
-        if not image:
-            continue
-        key = key_of(image, key_columns)
-        # A rows event without a key column: the table's shape changed under us.
-        keys.append(REDO if key is None else key)
-    return keys

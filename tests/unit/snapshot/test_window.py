@@ -34,10 +34,11 @@ def _at(offset: int) -> tuple[str, int]:
     return (BINLOG, offset)
 
 
+KEY = ("id", "region")
+
+
 def windows() -> WatermarkWindows:
-    w = WatermarkWindows(_at(100))
-    w.track("shop.orders", ("id", "region"))
-    return w
+    return WatermarkWindows(_at(100), ["shop.orders"])
 
 
 def test_keys_changed_inside_the_window_only() -> None:
@@ -48,21 +49,21 @@ def test_keys_changed_inside_the_window_only() -> None:
     w.observe([_rows(100, ("2", "eu"))])  # starts at L: written after L was taken
     w.observe([_rows(400, ("3", "eu"))])  # starts at H: written after H
     w.observe([_rows(399, ("4", "us"))])
-    assert w.changed_keys("shop.orders", low, _at(400)) == {("2", "eu"), ("4", "us")}
+    assert w.changed_keys("shop.orders", KEY, low, _at(400)) == {("2", "eu"), ("4", "us")}
 
 
-def test_other_tables_and_untracked_tables_are_ignored() -> None:
+def test_other_tables_are_ignored() -> None:
     w = windows()
     low = w.begin_chunk()
     w.observe([_rows(200, ("1", "eu"), table="lines")])
-    assert w.changed_keys("shop.orders", low, _at(900)) == set()
+    assert w.changed_keys("shop.orders", KEY, low, _at(900)) == set()
 
 
 def test_an_update_counts_its_old_and_new_key() -> None:
     w = windows()
     low = w.begin_chunk()
     w.observe([_rows(200, ("7", "eu"), update=True)])
-    assert w.changed_keys("shop.orders", low, _at(900)) == {("7", "eu"), ("70", "eu")}
+    assert w.changed_keys("shop.orders", KEY, low, _at(900)) == {("7", "eu"), ("70", "eu")}
 
 
 def test_the_low_watermark_is_the_stream_position_at_the_previous_chunk_start() -> None:
@@ -76,8 +77,8 @@ def test_the_low_watermark_is_the_stream_position_at_the_previous_chunk_start() 
     assert second == _at(100)  # the stream stood at 100 when the first chunk began
     third = w.begin_chunk()
     assert third == _at(400)
-    assert w.changed_keys("shop.orders", second, _at(500)) == {("5", "eu")}
-    assert w.changed_keys("shop.orders", third, _at(500)) == set()
+    assert w.changed_keys("shop.orders", KEY, second, _at(500)) == {("5", "eu")}
+    assert w.changed_keys("shop.orders", KEY, third, _at(500)) == set()
     w.release(first)
 
 
@@ -88,25 +89,32 @@ def test_changes_are_kept_while_a_window_needs_them_and_trimmed_after() -> None:
     w.reached(_at(300))
     second = w.begin_chunk()  # low 100 too; the chunk after it starts at 300
     w.release(low)
-    assert w.changed_keys("shop.orders", second, _at(400)) == {("1", "eu")}
+    assert w.changed_keys("shop.orders", KEY, second, _at(400)) == {("1", "eu")}
     w.release(second)
-    assert w.changed_keys("shop.orders", _at(0), _at(400)) == set()
+    assert w.changed_keys("shop.orders", KEY, _at(0), _at(400)) == set()
 
 
 def test_a_ddl_of_the_table_inside_the_window_asks_for_a_redo() -> None:
     w = windows()
     low = w.begin_chunk()
     w.observe([ddl(250, "shop", "orders")])
-    assert w.changed_keys("shop.orders", low, _at(300)) is REDO
-    assert w.changed_keys("shop.orders", _at(260), _at(300)) == set()
+    assert w.changed_keys("shop.orders", KEY, low, _at(300)) is REDO
+    assert w.changed_keys("shop.orders", KEY, _at(260), _at(300)) == set()
 
 
 def test_a_row_image_without_the_key_columns_asks_for_a_redo() -> None:
-    w = WatermarkWindows(_at(100))
-    w.track("shop.orders", ("order_no",))
+    w = windows()
     low = w.begin_chunk()
     w.observe([_rows(200, ("1", "eu"))])
-    assert w.changed_keys("shop.orders", low, _at(300)) is REDO
+    assert w.changed_keys("shop.orders", ("order_no",), low, _at(300)) is REDO
+
+
+def test_a_table_done_is_no_longer_noted() -> None:
+    w = windows()
+    low = w.begin_chunk()
+    w.untrack("shop.orders")
+    w.observe([_rows(200, ("1", "eu"))])
+    assert w.changed_keys("shop.orders", KEY, low, _at(300)) == set()
 
 
 def test_key_of_reads_by_name_case_insensitively_with_null() -> None:

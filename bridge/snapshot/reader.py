@@ -1,0 +1,393 @@
+"""The snapshot reader of one destination: ``snapshot.parallelism`` threads, each with its own
+connection, take the plan's tables one at a time and read each in key chunks (docs/snapshots.md).
+
+Per chunk (``_read_chunk``): the low watermark from the windows (``begin_chunk``), one
+``SELECT ... ORDER BY key LIMIT chunk_size`` after the last key, the high watermark (the
+source's binlog end, ``SHOW BINARY LOG STATUS``), then the chunk is offered to the stream
+(``SnapshotHandoff.offer``) and the thread waits until it is put: a table's chunks go in
+order, tables interleave. Reads are throttled to ``snapshot.max_rows_per_second`` (all
+threads together).
+
+Shapes: a table without a usable key is skipped with one line (``describe_table`` refuses
+it; the rest of the destination is snapshotted and streamed); a table dropped before or during
+its snapshot is marked done with one line; a DDL of the table inside a chunk's window, or a
+SELECT failing on a changed column, reads the chunk again with the table's new shape.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pymysql
+
+from bridge.backoff import Backoff
+from bridge.config import DestinationConfig
+from bridge.exceptions import BridgeError
+from bridge.parse.source import master_position, open_connection
+from bridge.parse.values import DecodeOptions
+from bridge.position import TableProgress
+from bridge.snapshot import rows as snapshot_rows
+from bridge.snapshot.chunks import ChunkQuery, chunk_query
+from bridge.snapshot.handoff import Chunk, SnapshotHandoff
+from bridge.snapshot.window import key_of
+
+log = logging.getLogger(__name__)
+
+ER_NO_SUCH_TABLE = 1146
+ER_BAD_FIELD = 1054
+PROGRESS_LOG_S = 10.0  # a progress line per table at most this often
+RETRY_MAX_S = 30.0
+
+
+@dataclass
+class SnapshotStats:
+    """What the metrics and the progress lines read (ints: read without a lock)."""
+
+    tables_total: int
+    tables_done: int = 0
+    rows: int = 0
+    finished: bool = False
+
+
+class Throttle:
+    """At most ``per_second`` rows over all threads (None: no limit)."""
+
+    def __init__(self, per_second: int | None) -> None:
+        self._per_second = per_second
+        self._lock = threading.Lock()
+        self._next = time.monotonic()
+
+    def take(self, rows: int, stopping: threading.Event) -> None:
+        if not self._per_second or rows <= 0:
+            return
+        with self._lock:
+            now = time.monotonic()
+            start = max(self._next, now)
+            self._next = start + rows / self._per_second
+        if start > now:
+            stopping.wait(start - now)
+
+
+class SnapshotReader:
+    def __init__(
+        self,
+        config: DestinationConfig,
+        handoff: SnapshotHandoff,
+        options: DecodeOptions,
+    ) -> None:
+        self.config = config
+        self.destination = config.name
+        self.handoff = handoff
+        self.options = options
+        progress = handoff.progress
+        self.stats = SnapshotStats(
+            tables_total=len(progress.tables),
+            tables_done=sum(t.done for t in progress.tables),
+            rows=sum(t.rows for t in progress.tables),
+        )
+        self._todo: queue.Queue[TableProgress] = queue.Queue()
+        for table in progress.tables:
+            if not table.done:
+                self._todo.put(table)
+        self._throttle = Throttle(config.snapshot.max_rows_per_second)
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._started = time.monotonic()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return any(thread.is_alive() for thread in self._threads)
+
+    def start(self) -> None:
+        if self._threads:
+            raise RuntimeError(f"snapshot reader of {self.destination} already started")
+        count = max(1, min(self.config.snapshot.parallelism, self._todo.qsize()))
+        log.info(
+            "destination %s: snapshot of %d table(s) (%d to read), %d reader connection(s)",
+            self.destination,
+            self.stats.tables_total,
+            self._todo.qsize(),
+            count,
+        )
+        for i in range(count):
+            thread = threading.Thread(
+                target=self._run, name=f"snapshot-{self.destination}-{i}", daemon=True
+            )
+            self._threads.append(thread)
+            thread.start()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self._stopping.set()
+        self.handoff.cancel()
+        for thread in self._threads:
+            thread.join(timeout_s)
+
+    # -- threads -----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = Backoff(1.0, RETRY_MAX_S)
+        while not self._stopping.is_set():
+            try:
+                table = self._todo.get_nowait()
+            except queue.Empty:
+                break
+            while not self._stopping.is_set():
+                try:
+                    with self._connection() as conn:
+                        table = self._read_table(conn, table)
+                    break
+                except _Stopped:
+                    return
+                except Exception as exc:  # the source went away, ...: again from the last key
+                    if self._stopping.is_set():
+                        return
+                    delay = backoff.next()
+                    log.warning(
+                        "destination %s: snapshot of %s interrupted (%s%s); again in %.1f s "
+                        "after the last key put",
+                        self.destination,
+                        table.table,
+                        "" if isinstance(exc, BridgeError) else f"{type(exc).__name__}: ",
+                        exc,
+                        delay,
+                    )
+                    table = self.handoff.progress.table(table.table) or table
+                    self._stopping.wait(delay)
+        self._finish_if_done()
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        with open_connection(self.config.source) as conn:
+            snapshot_rows.prepare_connection(conn, self.options)
+            yield conn
+
+    def _read_table(self, conn: Any, table: TableProgress) -> TableProgress:
+        """Read ``table`` from after its last key to its end; its progress when done."""
+        schema, _, name = table.table.partition(".")
+        described = self._describe(conn, schema, name)
+        if described is None:
+            return self._table_done(table, "skipped")
+        shape, query = described
+        windows = self.handoff.windows
+        last_encoded = table.last_key
+        last_key = None if last_encoded is None else snapshot_rows.decode_key(last_encoded)  # type: ignore[arg-type]
+        number = 0
+        started, rows_at_start, last_line = time.monotonic(), table.rows, time.monotonic()
+        try:
+            while not self._stopping.is_set():
+                chunk = self._read_chunk(
+                    conn, table.table, shape, query, after=(last_key, last_encoded), number=number
+                )
+                if chunk is None:  # the table is gone
+                    return self._table_done(table, "dropped during its snapshot")
+                if chunk.redo:
+                    log.info(
+                        "destination %s: %s changed shape during chunk %d of its snapshot; "
+                        "reading it again with the new shape",
+                        self.destination,
+                        table.table,
+                        number,
+                    )
+                    described = self._describe(conn, schema, name)
+                    if described is None:
+                        return self._table_done(table, "dropped during its snapshot")
+                    shape, query = described
+                    continue
+                number += 1
+                with self._lock:
+                    self.stats.rows += chunk.rows_put
+                table = self.handoff.progress.table(table.table) or table
+                if chunk.last:
+                    return self._table_done(table, "done", started, rows_at_start)
+                last_encoded = chunk.end_key
+                last_key = snapshot_rows.decode_key(last_encoded)  # type: ignore[arg-type]
+                if time.monotonic() - last_line >= PROGRESS_LOG_S:
+                    last_line = time.monotonic()
+                    self._log_progress(conn, table, started, rows_at_start)
+            return table
+        finally:
+            windows.untrack(table.table)
+
+    def _describe(self, conn: Any, schema: str, name: str) -> tuple[Any, ChunkQuery] | None:
+        try:
+            shape = snapshot_rows.describe_table(conn, schema, name, self.options)
+        except BridgeError as exc:  # no primary key and no unique NOT NULL index
+            log.warning(
+                "destination %s: not snapshotting %s.%s: %s", self.destination, schema, name, exc
+            )
+            return None
+        if shape is None:
+            log.warning(
+                "destination %s: %s.%s is gone; its snapshot is done",
+                self.destination,
+                schema,
+                name,
+            )
+            return None
+        size = self.config.snapshot.chunk_size
+        return shape, chunk_query(schema, name, shape.select_list, shape.key_columns, size)
+
+    def _read_chunk(
+        self,
+        conn: Any,
+        table: str,
+        shape: Any,
+        query: ChunkQuery,
+        *,
+        after: tuple[Any, object],
+        number: int,
+    ) -> Chunk | None:
+        """One chunk between its watermarks, offered to the stream and put (or to redo);
+        ``after``: the key it starts after, as SQL parameters and as the cursor stores it."""
+        last_key, last_encoded = after
+        windows = self.handoff.windows
+        low = windows.begin_chunk()
+        try:
+            statement, params = query.statement(last_key)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(statement, params)
+                    raw_rows = cur.fetchall()
+            except pymysql.MySQLError as exc:
+                code = exc.args[0] if exc.args else 0
+                if code == ER_NO_SUCH_TABLE:
+                    return None
+                if code == ER_BAD_FIELD:  # altered between describe and read
+                    return Chunk(
+                        table,
+                        shape.key_columns,
+                        number,
+                        (),
+                        (),
+                        (),
+                        low,
+                        low,
+                        0,
+                        None,
+                        False,
+                        redo=True,
+                    )
+                raise
+            high = master_position(conn).sort_key()
+            read_ms = int(time.time() * 1000)
+            self._throttle.take(len(raw_rows), self._stopping)
+            rows = [snapshot_rows.row_data(shape, raw) for raw in raw_rows]
+            keys = []
+            for row in rows:
+                key = key_of(row.after, shape.key_columns)
+                assert key is not None, "a snapshot row lacks its own key columns"
+                keys.append(key)
+            encoded = [
+                snapshot_rows.encode_key(snapshot_rows.key_values(shape, raw)) for raw in raw_rows
+            ]
+            size = self.config.snapshot.chunk_size
+            chunk = Chunk(
+                table,
+                shape.key_columns,
+                number,
+                rows,
+                keys,
+                encoded,
+                low,
+                high,
+                read_ms,
+                end_key=encoded[-1] if encoded else last_encoded,
+                last=len(raw_rows) < size,
+            )
+            self.handoff.offer(chunk)
+            while not chunk.done.wait(0.5):
+                if self._stopping.is_set():
+                    raise _Stopped()
+            return chunk
+        finally:
+            windows.release(low)
+
+    def _table_done(
+        self,
+        table: TableProgress,
+        how: str,
+        started: float | None = None,
+        rows_at_start: int = 0,
+    ) -> TableProgress:
+        with self._lock:
+            self.stats.tables_done += 1
+        if how != "done":
+            # Mark it done in the plan through an empty chunk-less progress step.
+            with self.handoff.lock:
+                self.handoff.progress = self.handoff.progress.with_table(
+                    TableProgress(table.table, table.last_key, table.rows, done=True)
+                )
+            return table
+        elapsed = time.monotonic() - (started or time.monotonic())
+        rate = (table.rows - rows_at_start) / elapsed if elapsed > 0 else 0.0
+        log.info(
+            "destination %s: snapshot of %s done: %d rows (%.0f rows/s); %d of %d tables done",
+            self.destination,
+            table.table,
+            table.rows,
+            rate,
+            self.stats.tables_done,
+            self.stats.tables_total,
+        )
+        return table
+
+    def _log_progress(
+        self, conn: Any, table: TableProgress, started: float, rows_at_start: int
+    ) -> None:
+        elapsed = time.monotonic() - started
+        rate = (table.rows - rows_at_start) / elapsed if elapsed > 0 else 0.0
+        estimate = _estimated_rows(conn, table.table)
+        eta = (
+            f"ETA {max(0.0, (estimate - table.rows) / rate):.0f} s"
+            if rate > 0 and estimate
+            else "ETA unknown"
+        )
+        log.info(
+            "destination %s: snapshot of %s: %d rows (%.0f rows/s), about %d in the table, %s",
+            self.destination,
+            table.table,
+            table.rows,
+            rate,
+            estimate,
+            eta,
+        )
+
+    def _finish_if_done(self) -> None:
+        with self._lock:
+            if self.stats.finished or self.stats.tables_done < self.stats.tables_total:
+                return
+            self.stats.finished = True
+        log.info(
+            "destination %s: snapshot done: %d rows of %d table(s) in %.0f s",
+            self.destination,
+            self.stats.rows,
+            self.stats.tables_total,
+            time.monotonic() - self._started,
+        )
+
+
+class _Stopped(Exception):
+    """The destination is stopping while a chunk waits for the stream."""
+
+
+def _estimated_rows(conn: Any, table: str) -> int:
+    """InnoDB's row estimate of ``table`` (for the ETA only)."""
+    schema, _, name = table.partition(".")
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT TABLE_ROWS FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (schema, name),
+        )
+        row = cur.fetchone()
+    return int(row[0] or 0) if row else 0
