@@ -145,7 +145,11 @@ class CursorLedger:
         for entry in entries:
             if is_ack_point(entry):  # a snapshot row too: the progress rides on the cursor
                 cursor = ack_position_after(self._identity, entry, cursor)
-                rows_seen = to_skip = 0
+                # Rows still to skip outlive it: a data transaction's end cannot come between
+                # the old cursor and the committed rows (it would have been the old cursor),
+                # so this is an ack point only this process's stream has: the end of an empty
+                # transaction the restarted sink passes, or a snapshot chunk put elsewhere.
+                rows_seen = 0
             elif entry.entry_type is EntryType.ROWDATA:
                 rows_seen += 1
                 if to_skip > 0:

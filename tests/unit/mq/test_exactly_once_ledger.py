@@ -69,6 +69,24 @@ def test_a_rollback_returns_to_the_last_acked_batch(make: EntryMaker) -> None:
     assert CommittedCursor.decode(record.value, "test") == book.committed
 
 
+def test_an_empty_transaction_the_restarted_sink_passes_does_not_end_the_skip(
+    make: EntryMaker,
+) -> None:
+    """The sink passes the first filtered-out (empty) transaction after a restart (canal's
+    periodic pass-through starts afresh), so the new process may meet an ack point between the
+    cursor and the committed rows that the old one never saw: the committed rows still belong
+    to the transaction after it and must still be left out (a chaos run caught the repeat)."""
+    boundary = make.end()
+    empty_end = make.end()  # an empty transaction's end, stored by the restarted sink only
+    txn = [make.begin(), make.insert("1"), make.insert("2"), make.insert("3"), make.end()]
+    book = ledger(CommittedCursor(after(boundary), 2))
+    sent, record = book.batch(1, [empty_end, *txn[:3]])
+    assert rows_of(sent) == []
+    assert CommittedCursor.decode(record.value, "test") == CommittedCursor(after(empty_end), 2)
+    sent, _ = book.batch(2, txn[3:])
+    assert rows_of(sent) == rows_of(txn[3:4])
+
+
 def test_without_the_skip_the_restart_would_duplicate(make: EntryMaker) -> None:
     """The negative case: a ledger that does not know the committed rows sends them again."""
     boundary = make.end()
