@@ -30,7 +30,7 @@ import pymysql
 from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
 from bridge.exceptions import BridgeError
-from bridge.parse.source import master_position, open_connection
+from bridge.parse.source import ServerVersion, master_position, open_connection, server_version
 from bridge.parse.values import DecodeOptions
 from bridge.position import TableProgress
 from bridge.snapshot import rows as snapshot_rows
@@ -101,6 +101,7 @@ class SnapshotReader:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._started = time.monotonic()
+        self._server: ServerVersion | None = None  # asked before results turn binary
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -168,6 +169,8 @@ class SnapshotReader:
     @contextmanager
     def _connection(self) -> Iterator[Any]:
         with open_connection(self.config.source) as conn:
+            if self._server is None:
+                self._server = server_version(conn)
             snapshot_rows.prepare_connection(conn, self.options)
             yield conn
 
@@ -278,7 +281,7 @@ class SnapshotReader:
                         redo=True,
                     )
                 raise
-            high = master_position(conn).sort_key()
+            high = master_position(conn, self._server).sort_key()
             read_ms = int(time.time() * 1000)
             self._throttle.take(len(raw_rows), self._stopping)
             rows = [snapshot_rows.row_data(shape, raw) for raw in raw_rows]

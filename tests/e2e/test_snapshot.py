@@ -23,7 +23,7 @@ from bridge.instance.instance import KEEP_CHANGED_KEYS_ENV
 from tests.conftest import MysqlEndpoint, connect_admin
 from tests.e2e.bridge_process import BridgeProcess, create_topic, read_to_end, write_config
 
-pytestmark = [pytest.mark.services]
+pytestmark = [pytest.mark.services, pytest.mark.both_servers]
 
 # (table, DDL, rows): one composite key; 110k rows in all.
 TABLES = (
