@@ -83,7 +83,7 @@ _SERVERS: dict[Flavor, tuple[str, str, str]] = {
 
 
 @contextmanager
-def _server(flavor: Flavor) -> Iterator[MysqlEndpoint]:
+def server_of(flavor: Flavor) -> Iterator[MysqlEndpoint]:
     """The server of ``flavor``: the local one its variables name, else a container."""
     prefix, image, options = _SERVERS[flavor]
     env = os.environ
@@ -132,7 +132,7 @@ class SourceServers:
 
     def get(self, flavor: Flavor) -> MysqlEndpoint:
         if flavor not in self._found:
-            started: AbstractContextManager[MysqlEndpoint] = _server(flavor)
+            started: AbstractContextManager[MysqlEndpoint] = server_of(flavor)
             self._found[flavor] = self._stack.enter_context(started)
         return self._found[flavor]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from tests.chaos.scenarios import SCENARIOS, Services
 from tests.chaos.stage import LONG, SHORT, Outcome
 from tests.chaos.table import render
-from tests.conftest import _server
+from tests.conftest import server_of
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     size = LONG if args.long else SHORT
     outcomes: list[Outcome] = []
     failed: list[str] = []
-    with _server("mariadb") as mysql, tempfile.TemporaryDirectory(prefix="chaos-") as work:
+    with server_of("mariadb") as mysql, tempfile.TemporaryDirectory(prefix="chaos-") as work:
         services = Services(mysql, _kafka(), Path(work))
         for name in args.only or SCENARIOS:
             print(f"--- {name}", flush=True)

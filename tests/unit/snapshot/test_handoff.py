@@ -9,7 +9,7 @@ from bridge.entry import Column, Entry, EntryType, RowData
 from bridge.position import EntryPosition, SnapshotProgress, TableProgress, snapshot_progress_of
 from bridge.snapshot.handoff import Chunk, SnapshotHandoff
 from bridge.snapshot.window import WatermarkWindows
-from tests.unit.snapshot.test_window import _rows
+from tests.unit.snapshot.entries import rows_event
 from tests.unit.store.factories import BINLOG, ddl
 
 PLAN = SnapshotProgress((TableProgress("shop.orders"),))
@@ -51,7 +51,7 @@ def test_a_chunk_waits_for_its_high_watermark_and_leaves_out_changed_keys() -> N
     handoff.offer(chunk)
     assert not put and not chunk.done.is_set()  # the stream has not reached H yet
     with handoff.lock:
-        handoff.observe([_rows(300, ("2",))])
+        handoff.observe([rows_event(300, ("2",))])
         handoff.flushed(_at(400))
     assert not put
     with handoff.lock:
@@ -82,7 +82,7 @@ def test_without_dropping_the_changed_key_goes_in() -> None:
     handoff, put = _handoff(drop=False)
     chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1", "2"])
     with handoff.lock:
-        handoff.observe([_rows(300, ("2",))])
+        handoff.observe([rows_event(300, ("2",))])
         handoff.flushed(_at(500))
     handoff.offer(chunk)
     assert sum(e.entry_type is EntryType.ROWDATA for e in put) == 2
@@ -94,7 +94,7 @@ def test_a_change_after_high_but_before_the_chunk_goes_in_is_left_out_too() -> N
     handoff, put = _handoff()
     chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1", "2"])
     with handoff.lock:
-        handoff.observe([_rows(600, ("2",))])
+        handoff.observe([rows_event(600, ("2",))])
         handoff.flushed(_at(700))
     handoff.offer(chunk)
     rows = [e for e in put if e.entry_type is EntryType.ROWDATA]

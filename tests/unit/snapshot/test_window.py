@@ -2,32 +2,9 @@
 
 from __future__ import annotations
 
-from bridge.entry import Column, Entry, EntryType, EventType, RowChange, RowData
 from bridge.snapshot.window import REDO, WatermarkWindows, key_of
-from tests.unit.store.factories import BINLOG, ddl, header
-
-
-def _col(name: str, value: str | None, *, index: int = 0) -> Column:
-    return Column(index, 4, name, False, False, value is None, value or "", "int")
-
-
-def _rows(
-    offset: int, *keys: tuple[str, ...], table: str = "orders", update: bool = False
-) -> Entry:
-    """A rows event of shop.<table> at ``offset``: one row per key (id, region)."""
-    datas = []
-    for key in keys:
-        image = tuple(
-            _col(n, v, index=i) for i, (n, v) in enumerate(zip(("id", "region"), key, strict=False))
-        )
-        if update:
-            moved = (_col("id", key[0] + "0"), *image[1:])
-            datas.append(RowData(before=image, after=moved))
-        else:
-            datas.append(RowData(after=image))
-        kind = EventType.UPDATE if update else EventType.INSERT
-    change = RowChange(kind, row_datas=tuple(datas))
-    return Entry(header(offset, 100, "shop", table, event_type=kind), EntryType.ROWDATA, change)
+from tests.unit.snapshot.entries import column, rows_event
+from tests.unit.store.factories import BINLOG, ddl
 
 
 def _at(offset: int) -> tuple[str, int]:
@@ -45,24 +22,24 @@ def test_keys_changed_inside_the_window_only() -> None:
     w = windows()
     low = w.begin_chunk()
     assert low == _at(100)  # the first chunk's low watermark: where the stream started
-    w.observe([_rows(50, ("1", "eu"))])  # before the window
-    w.observe([_rows(100, ("2", "eu"))])  # starts at L: written after L was taken
-    w.observe([_rows(400, ("3", "eu"))])  # starts at H: written after H
-    w.observe([_rows(399, ("4", "us"))])
+    w.observe([rows_event(50, ("1", "eu"))])  # before the window
+    w.observe([rows_event(100, ("2", "eu"))])  # starts at L: written after L was taken
+    w.observe([rows_event(400, ("3", "eu"))])  # starts at H: written after H
+    w.observe([rows_event(399, ("4", "us"))])
     assert w.changed_keys("shop.orders", KEY, low, _at(400)) == {("2", "eu"), ("4", "us")}
 
 
 def test_other_tables_are_ignored() -> None:
     w = windows()
     low = w.begin_chunk()
-    w.observe([_rows(200, ("1", "eu"), table="lines")])
+    w.observe([rows_event(200, ("1", "eu"), table="lines")])
     assert w.changed_keys("shop.orders", KEY, low, _at(900)) == set()
 
 
 def test_an_update_counts_its_old_and_new_key() -> None:
     w = windows()
     low = w.begin_chunk()
-    w.observe([_rows(200, ("7", "eu"), update=True)])
+    w.observe([rows_event(200, ("7", "eu"), update=True)])
     assert w.changed_keys("shop.orders", KEY, low, _at(900)) == {("7", "eu"), ("70", "eu")}
 
 
@@ -71,7 +48,7 @@ def test_the_low_watermark_is_the_stream_position_at_the_previous_chunk_start() 
     chunk's start still drops its key from this chunk."""
     w = windows()
     first = w.begin_chunk()
-    w.observe([_rows(300, ("5", "eu"))])
+    w.observe([rows_event(300, ("5", "eu"))])
     w.reached(_at(400))
     second = w.begin_chunk()
     assert second == _at(100)  # the stream stood at 100 when the first chunk began
@@ -85,7 +62,7 @@ def test_the_low_watermark_is_the_stream_position_at_the_previous_chunk_start() 
 def test_changes_are_kept_while_a_window_needs_them_and_trimmed_after() -> None:
     w = windows()
     low = w.begin_chunk()
-    w.observe([_rows(200, ("1", "eu"))])
+    w.observe([rows_event(200, ("1", "eu"))])
     w.reached(_at(300))
     second = w.begin_chunk()  # low 100 too; the chunk after it starts at 300
     w.release(low)
@@ -105,7 +82,7 @@ def test_a_ddl_of_the_table_inside_the_window_asks_for_a_redo() -> None:
 def test_a_row_image_without_the_key_columns_asks_for_a_redo() -> None:
     w = windows()
     low = w.begin_chunk()
-    w.observe([_rows(200, ("1", "eu"))])
+    w.observe([rows_event(200, ("1", "eu"))])
     assert w.changed_keys("shop.orders", ("order_no",), low, _at(300)) is REDO
 
 
@@ -113,11 +90,11 @@ def test_a_table_done_is_no_longer_noted() -> None:
     w = windows()
     low = w.begin_chunk()
     w.untrack("shop.orders")
-    w.observe([_rows(200, ("1", "eu"))])
+    w.observe([rows_event(200, ("1", "eu"))])
     assert w.changed_keys("shop.orders", KEY, low, _at(300)) == set()
 
 
 def test_key_of_reads_by_name_case_insensitively_with_null() -> None:
-    columns = (_col("ID", "3"), _col("Region", None, index=1))
+    columns = (column("ID", "3"), column("Region", None, index=1))
     assert key_of(columns, ("id", "region")) == ("3", None)
     assert key_of(columns, ("id", "other")) is None
