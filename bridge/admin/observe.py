@@ -113,7 +113,7 @@ def _store_usage(instance: Instance) -> StoreUsage:
     return StoreUsage(
         items=max(0, store.put_sequence - store.ack_sequence),
         bytes=store.used_memory,
-        capacity_items=store.config.buffer_size,
+        capacity_items=store.capacity_items,
         capacity_bytes=store.capacity_bytes,
     )
 

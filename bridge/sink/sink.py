@@ -30,9 +30,6 @@ from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
 from bridge.store import Event, EventStore
 
-# Entries of a snapshot chunk put at once into a store of unknown capacity.
-SNAPSHOT_PIECE = 1024
-
 
 @dataclass(frozen=True, slots=True)
 class SinkOptions:
@@ -103,13 +100,9 @@ class EntrySink:
                 else Event(identity, entry)
                 for entry in entries
             ]
-            piece = max(1, self._store_capacity() // 2)
+            piece = max(1, self._store.capacity_items // 2)
             for i in range(0, len(events), piece):
                 self._put(events[i : i + piece])
-
-    def _store_capacity(self) -> int:
-        config = getattr(self._store, "config", None)
-        return int(getattr(config, "buffer_size", SNAPSHOT_PIECE))
 
     def _select(self, entries: Sequence[Entry], identity: LogIdentity) -> list[Event]:
         out: list[Event] = []

@@ -37,6 +37,7 @@ from bridge.parse.convert import prints_display_widths
 from bridge.parse.rows import RowDecoder
 from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.parse.values import DecodeOptions, text_decoder
+from bridge.snapshot.chunks import quote_name
 from bridge.snapshot.columns import describe
 from bridge.snapshot.exceptions import TableWithoutKey, UnsupportedSnapshotColumn
 from bridge.snapshot.image import ValueWriter, insert_body, make_writer, text_of
@@ -131,14 +132,14 @@ def describe_table(
     if definition is None:
         return None
     meta = definition.meta
-    reads = [_READS.get(col.type_code, "{}").format(_quoted(col.name)) for col in meta.columns]
+    reads = [_READS.get(col.type_code, "{}").format(quote_name(col.name)) for col in meta.columns]
     by_name = {col.name: col for col in meta.columns}
     positions, params = [], []
     for name in definition.key:
         col = by_name[name]
         if col.type_code in _KEY_READS:
             positions.append(len(reads))
-            reads.append(_KEY_READS[col.type_code].format(_quoted(col.name)))
+            reads.append(_KEY_READS[col.type_code].format(quote_name(col.name)))
         else:
             positions.append(col.index)
         params.append(_key_param(col))
@@ -190,10 +191,6 @@ def decode_key(data: Sequence[Sequence[str]]) -> tuple[Any, ...]:
 
 
 # ------------------------------------------------------------------------------ internals
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _key_param(col: ColumnMeta) -> KeyParam:

@@ -79,6 +79,12 @@ class EventStore(Protocol):
     @property
     def running(self) -> bool: ...
 
+    @property
+    def capacity_items(self) -> int:
+        """The most entries the store holds, so the most one ``put`` may carry (a larger
+        batch is refused): a producer with more to put at once (a snapshot chunk) splits it."""
+        ...
+
     def put(self, events: Sequence[Event], timeout: float | None = None) -> bool:
         """Add all of ``events`` or none; wait for room (``None`` = forever). False on timeout."""
 

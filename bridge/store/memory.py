@@ -113,6 +113,10 @@ class MemoryEventStore:
         return self._put_mem - self._ack_mem
 
     @property
+    def capacity_items(self) -> int:
+        return self.config.buffer_size
+
+    @property
     def capacity_bytes(self) -> int:
         return self.config.buffer_size * self.config.mem_unit
 

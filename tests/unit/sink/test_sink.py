@@ -19,7 +19,7 @@ from bridge.sink import (
     TableFilter,
     TransactionBuffer,
 )
-from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
+from bridge.store import BatchMode, BatchTooLarge, Event, MemoryEventStore, MemoryStoreConfig
 from tests.unit.store.factories import (
     IDENTITY,
     begin,
@@ -242,4 +242,29 @@ def test_stop_releases_a_blocked_sink() -> None:
     assert not worker.is_alive()
     assert time.monotonic() - started < 1.0
     assert len(errors) == 1 and isinstance(errors[0], SinkStopped)
+    store.stop()
+
+
+# -- snapshot chunks -----------------------------------------------------------------------
+
+
+def test_put_snapshot_splits_a_chunk_larger_than_the_store() -> None:
+    """A chunk of 10 entries goes into a store of 4 in pieces the store takes (one put of
+    10 is refused), in order, while a consumer drains it."""
+    store = MemoryEventStore(MemoryStoreConfig(buffer_size=4, batch_mode=BatchMode.ITEMSIZE))
+    store.start()
+    chunk = [row(i, "a", "b") for i in range(10)]
+    with pytest.raises(BatchTooLarge):
+        store.put([Event(IDENTITY, entry) for entry in chunk])
+    sink = _sink(store, put_poll_seconds=0.05)
+    putter = threading.Thread(target=sink.put_snapshot, args=(chunk, IDENTITY), daemon=True)
+    putter.start()
+    drained: list[Entry] = []
+    while len(drained) < len(chunk):
+        events = store.get(4, timeout=5.0)
+        assert events, "the snapshot chunk stopped coming"
+        drained.extend(events.entries)
+        store.ack(events.last_sequence)
+    putter.join(5)
+    assert drained == chunk
     store.stop()
