@@ -1,0 +1,187 @@
+"""Side by side: canal-bridge, Debezium Server 3.0 and canal 1.1.7 on the same binlog range.
+
+    var/venv/bin/python -m bench.compare --workload a|d [--scale S] [--repeat N]
+        [--systems bridge,debezium,canal] [--record]
+
+The workload is loaded once into a fresh schema of the local MariaDB (after FLUSH BINARY LOGS,
+so it sits in one binlog file); then, ``--repeat`` times, each system in turn reads that range
+into a fresh topic of its own on the local Kafka broker (acks=all) and the topic is followed
+until every row is counted. Per system: rows/s from the first to the last record's broker
+append time, CPU seconds per million rows of all its processes (spawn to the last row, and from
+its first record), peak RSS, and canal-bridge ÷ each. Java artifacts are fetched and cached
+under var/cache on first use (bench/compare/artifacts.py). docs/benchmarks.md says more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.compare.results import Round, Summary, summarize, table
+from bench.compare.settings import RunSpec
+from bench.compare.systems import Bridge, Canal, Debezium, System
+from bench.compare.tally import TopicFollower
+from bench.measure import bootstrap, create_topic, delete_topic, mysql_address, usage_of
+from bench.run import RESULTS, load_average, machine
+from bench.workloads import WORKLOADS, connect, create_schema, master_position
+
+SYSTEMS: dict[str, Callable[[RunSpec, Path], System]] = {
+    "bridge": Bridge,
+    "debezium": lambda spec, _workdir: Debezium(spec),
+    "canal": Canal,
+}
+COMPARED = ("debezium", "canal")  # the order they run in, after the bridge
+
+
+def load_workload(name: str, scale: float) -> tuple[str, tuple[str, int], str, int]:
+    """Loads workload ``name`` into ``bench_cmp_<name>``; its schema, first binlog position,
+    the GTID position there and its row changes."""
+    workload = WORKLOADS[name]
+    schema = f"bench_cmp_{name}"
+    conn = connect()
+    create_schema(conn, schema, workload)
+    with conn.cursor() as cur:
+        cur.execute("FLUSH BINARY LOGS")
+    start = master_position(conn)
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@gtid_binlog_pos")
+        row = cur.fetchone()
+    gtids = str(row[0]) if row else ""
+    began = time.monotonic()
+    workload.load(conn, schema, scale)
+    end_file, end = master_position(conn)
+    conn.close()
+    if end_file != start[0]:
+        raise RuntimeError(f"the binlog rotated during the load ({start[0]} -> {end_file})")
+    expected = workload.row_changes(scale)
+    print(
+        f"[{name}] loaded {expected} row changes in {time.monotonic() - began:.1f}s, "
+        f"{start}..{end}",
+        flush=True,
+    )
+    return schema, start, gtids, expected
+
+
+def measure(system: System, expected: int) -> Round:
+    """Runs ``system`` until its topic holds ``expected`` rows, then reads on to the end and
+    checks the count (a duplicate or a lost row fails the run)."""
+    create_topic(system.topic)
+    follower = TopicFollower(system.topic, system.count)
+    try:
+        system.start()
+        # Step 1: the first row (start-up: a JVM, a schema snapshot), sampling the CPU then.
+        follower.until(1, time.monotonic() + 180, system.check_alive)
+        cpu_at_first = usage_of(system.pid).cpu_s
+        # Step 2: every row.
+        follower.until(expected, time.monotonic() + 300 + expected / 500, system.check_alive)
+        usage = usage_of(system.pid)
+    finally:
+        system.stop()
+    try:
+        follower.drain()
+    finally:
+        follower.close()
+        delete_topic(system.topic)
+    tally = follower.tally
+    if tally.rows != expected:
+        raise RuntimeError(f"{system.name}: {tally.rows} rows in its topic, expected {expected}")
+    return Round(
+        rows=tally.rows,
+        span_s=tally.span_s,
+        cpu_s=usage.cpu_s,
+        stream_cpu_s=usage.cpu_s - cpu_at_first,
+        peak_rss_mb=usage.peak_rss_mb,
+    )
+
+
+def compare(name: str, scale: float, repeat: int, systems: list[str]) -> list[Summary]:
+    schema, start, gtids, expected = load_workload(name, scale)
+    spec = RunSpec(
+        schema=schema,
+        table=WORKLOADS[name].table,
+        start=start,
+        start_gtids=gtids,
+        mysql=mysql_address(),
+        user=os.environ.get("CANAL_BRIDGE_MYSQL_USER", "canal"),
+        bootstrap=bootstrap(),
+        slave_id=40000 + os.getpid() % 10000,
+    )
+    rounds: dict[str, list[Round]] = {key: [] for key in systems}
+    names: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-compare-") as workdir:
+        for index in range(repeat):
+            for key in systems:
+                system = SYSTEMS[key](spec, Path(workdir))
+                names[key] = system.name
+                result = measure(system, expected)
+                rounds[key].append(result)
+                print(
+                    f"[{name}] round {index + 1}, {system.name}: {result.rows:,} rows, "
+                    f"{result.rows_per_s:,.0f} rows/s, CPU {result.cpu_s:.1f}s "
+                    f"({result.stream_cpu_s:.1f}s from the first record), peak RSS "
+                    f"{result.peak_rss_mb:.0f} MB",
+                    flush=True,
+                )
+                if isinstance(system, Debezium):
+                    shutil.rmtree(system.dir, ignore_errors=True)
+    return [summarize(names[key], rounds[key]) for key in systems]
+
+
+def report(results: dict[str, list[Summary]], command: str, loads: tuple[str, str]) -> str:
+    lines = [
+        f"### Side by side ({time.strftime('%Y-%m-%d %H:%M')})",
+        "",
+        f"- machine: {machine()}",
+        f"- load average before / after: {loads[0]} / {loads[1]}",
+        f"- command: `{command}`",
+    ]
+    for workload, summaries in results.items():
+        lines += ["", f"Workload ({workload}): {WORKLOADS[workload].title}.", ""]
+        lines += table(summaries)
+    return "\n".join(lines) + "\n"
+
+
+def parse_systems(text: str) -> list[str]:
+    """``bridge,debezium,canal`` in any order -> that list, the bridge first; one line
+    naming the bad name otherwise."""
+    chosen = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [part for part in chosen if part not in SYSTEMS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"--systems: unknown {', '.join(map(repr, unknown)) or 'empty list'}; "
+            f"use a comma-separated subset of {','.join(SYSTEMS)}"
+        )
+    return sorted(set(chosen), key=list(SYSTEMS).index)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.compare", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("--workload", action="append", choices=["a", "d"], required=True)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--systems", type=parse_systems, default=list(SYSTEMS))
+    parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
+    args = parser.parse_args(argv)
+    loads = (load_average(), "")
+    results = {
+        workload: compare(workload, args.scale, args.repeat, args.systems)
+        for workload in dict.fromkeys(args.workload)
+    }
+    command = "var/venv/bin/python -m bench.compare " + shlex.join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    text = report(results, command, (loads[0], load_average()))
+    print(text)
+    if args.record:
+        with RESULTS.open("a") as out:
+            out.write("\n" + text)
+    return 0
