@@ -13,6 +13,7 @@ from bridge.admin.base import (
     Observed,
     Reachability,
     Role,
+    SnapshotUsage,
     StoreUsage,
 )
 from bridge.admin.exceptions import AdminError, AdminListenFailed, AdminSetupFailed
@@ -43,6 +44,7 @@ __all__ = [
     "Role",
     "RunnerObserver",
     "ServerLimits",
+    "SnapshotUsage",
     "StoreUsage",
     "Verdict",
     "build_registry",

@@ -31,6 +31,16 @@ class StoreUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class SnapshotUsage:
+    """How far the destination's snapshot (docs/snapshots.md) has come: rows put into the
+    store, tables done (read, skipped or dropped) of the plan's tables."""
+
+    rows: int
+    tables_done: int
+    tables_total: int
+
+
+@dataclass(frozen=True, slots=True)
 class DestinationSnapshot:
     destination: str
     role: Role
@@ -48,6 +58,10 @@ class DestinationSnapshot:
     # How long the destination may go without progress (new events, heartbeats or acks)
     # before readiness says it is stalled.
     stale_after_s: float = 60.0
+    # The error class the binlog reader is retrying after, while nothing was read since.
+    source_trouble: str | None = None
+    # The snapshot this process runs or ran; None without one.
+    snapshot: SnapshotUsage | None = None
 
 
 class Observed(Protocol):

@@ -59,6 +59,7 @@ class BridgeCollector(Collector):
         snapshots = list(self._observed.snapshots())
         yield from _counters(snapshots)
         yield from _gauges(snapshots)
+        yield from _snapshot_families(snapshots)
 
 
 def _family_gauge(name: str, documentation: str) -> GaugeMetricFamily:
@@ -117,6 +118,29 @@ def _gauges(snapshots: list[DestinationSnapshot]) -> Iterator[Metric]:
     info = GaugeMetricFamily(f"{PREFIX}_build_info", "canal-bridge version.", labels=["version"])
     info.add_metric([__version__], 1)
     yield info
+
+
+def _snapshot_families(snapshots: list[DestinationSnapshot]) -> Iterator[Metric]:
+    """The progress of each destination's snapshot (docs/snapshots.md), while this process
+    runs one or has run one; absent for a destination without."""
+    rows = CounterMetricFamily(
+        f"{PREFIX}_snapshot_rows",
+        "Snapshot rows put into the store, since the snapshot began (a resumed one counts "
+        "the rows acked before the restart).",
+        labels=["destination"],
+    )
+    done = _family_gauge(
+        "snapshot_tables_done", "Tables of the snapshot done (read, skipped or dropped)."
+    )
+    total = _family_gauge("snapshot_tables_total", "Tables the snapshot plan holds.")
+    for s in snapshots:
+        if s.snapshot is None:
+            continue
+        labels = [s.destination]
+        rows.add_metric(labels, s.snapshot.rows)
+        done.add_metric(labels, s.snapshot.tables_done)
+        total.add_metric(labels, s.snapshot.tables_total)
+    yield from (rows, done, total)
 
 
 def build_registry(observed: Observed) -> CollectorRegistry:

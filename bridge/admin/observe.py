@@ -11,7 +11,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from bridge.admin.base import DestinationSnapshot, DestinationState, Role, StoreUsage
+from bridge.admin.base import (
+    DestinationSnapshot,
+    DestinationState,
+    Role,
+    SnapshotUsage,
+    StoreUsage,
+)
 from bridge.admin.roles import HA_ROLES, HaRoles
 from bridge.config import BridgeConfig, DestinationConfig
 from bridge.exceptions import BridgeError
@@ -77,6 +83,8 @@ class RunnerObserver:
             source_event_ms=instance.last_event_ms,
             beat_age_s=self._beat_age(worker),
             stale_after_s=stale_after_s,
+            source_trouble=instance.source_trouble,
+            snapshot=_snapshot_usage(instance),
         )
 
     def _instance(self, name: str) -> Instance | None:
@@ -116,6 +124,14 @@ def _store_usage(instance: Instance) -> StoreUsage:
         capacity_items=store.capacity_items,
         capacity_bytes=store.capacity_bytes,
     )
+
+
+def _snapshot_usage(instance: Instance) -> SnapshotUsage | None:
+    reader = instance.snapshot_reader
+    if reader is None:
+        return None
+    stats = reader.stats
+    return SnapshotUsage(stats.rows, stats.tables_done, stats.tables_total)
 
 
 def _lag_s(instance: Instance, progress: WorkerProgress | None, now_ms: int) -> float | None:

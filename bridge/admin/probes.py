@@ -8,10 +8,11 @@
 * Readiness: every destination is ``ready`` (running and making progress: the parser saw a new
   event or heartbeat, or the worker acked a batch, within the destination's stale window) or a
   healthy ``standby``. Otherwise its word says why: ``starting`` (nothing read from the source
-  yet: connecting, source unreachable), ``stalled`` (no progress within the window: the source
-  went away, or the store is full while Kafka refuses), ``kafka-unreachable`` (no Kafka
-  metadata for the broker watch's grace period, even with nothing to send), ``failed`` or
-  ``stopped``.
+  yet: connecting), ``source-unreachable`` (the binlog reader failed to connect or read and is
+  retrying after a back-off, nothing read since: at start, or after its reader process
+  failed), ``stalled`` (no progress within the window: the source went away while reading,
+  or the store is full while Kafka refuses), ``kafka-unreachable`` (no Kafka metadata for the
+  broker watch's grace period, even with nothing to send), ``failed`` or ``stopped``.
 
 Each word comes with a one-line reason (``Verdict``) for ``/status`` and the log; neither
 holds row data. ``ReadinessLog`` logs one line per destination whenever its word changes.
@@ -109,6 +110,12 @@ class Probes:
             return Verdict(name, snapshot.state, _STATE_REASONS[snapshot.state])
         if broker_down is not None:
             return Verdict(name, "kafka-unreachable", broker_down)
+        if snapshot.source_trouble is not None:
+            return Verdict(
+                name,
+                "source-unreachable",
+                f"the binlog reader is retrying after: {snapshot.source_trouble}",
+            )
         if not snapshot.source_event_ms:
             return Verdict(name, "starting", "nothing read from the source yet (connecting)")
         acked = snapshot.progress.batches_acked if snapshot.progress is not None else 0

@@ -46,4 +46,11 @@ def _destination(s: DestinationSnapshot, verdict: Verdict | None) -> dict[str, A
         "batches_acked": progress.batches_acked if progress is not None else 0,
         "consecutive_failures": progress.consecutive_failures if progress is not None else 0,
         "store_items": s.store.items if s.store is not None else None,
+        "snapshot": None
+        if s.snapshot is None
+        else {
+            "rows": s.snapshot.rows,
+            "tables_done": s.snapshot.tables_done,
+            "tables_total": s.snapshot.tables_total,
+        },
     }

@@ -136,6 +136,7 @@ class Instance:
         self.restart_delay_s = restart_delay_s
         self._restart_backoff = Backoff(restart_delay_s, RESTART_MAX_S)
         self._reading = False  # entries flowed since the last restart
+        self._trouble: str | None = None  # the error class of the reader's last failure
         self._traced: set[type[Exception]] = set()  # unexpected errors logged with a traceback
         self._find_start = find_start or self._search_start
         self.get_lock = threading.Lock()
@@ -211,6 +212,7 @@ class Instance:
         if self._reading:
             self._restart_backoff.reset()  # it was running: a new outage starts short
             self._reading = False
+        self._trouble = type(exc).__name__
         delay = self._restart_backoff.next()
         unexpected = not isinstance(exc, BridgeError)
         log.warning(
@@ -224,6 +226,14 @@ class Instance:
         self._traced.add(exc.__class__)
         self.sink.reset()
         self._stopping.wait(delay)
+
+    @property
+    def source_trouble(self) -> str | None:
+        """The error class the binlog reader is retrying after, while nothing has been read
+        since that failure (readiness says ``source-unreachable``); None while entries flow,
+        and before a first attempt failed. An outage the reader retries by itself while
+        reading does not show here (readiness says ``stalled`` after its window)."""
+        return None if self._reading else self._trouble
 
     def _search_start(self, facts: SourceFacts, known: LogPosition | None) -> EntryPosition:
         finder = StartPositionFinder(

@@ -10,7 +10,14 @@ from dataclasses import replace
 import orjson
 import pytest
 
-from bridge.admin import BrokerWatch, DestinationSnapshot, HaRoles, Probes, ReadinessLog
+from bridge.admin import (
+    BrokerWatch,
+    DestinationSnapshot,
+    HaRoles,
+    Probes,
+    ReadinessLog,
+    SnapshotUsage,
+)
 from bridge.admin.metrics import BridgeCollector
 from bridge.admin.status import status_document
 from bridge.mq.exceptions import TopicLookupFailed
@@ -213,3 +220,64 @@ def test_collector_exports_dead_letter_records() -> None:
     family = families["canal_bridge_dead_letter_records"]
     assert family.type == "counter"
     assert [(s.labels, s.value) for s in family.samples] == [({"destination": "d1"}, 3)]
+
+
+def test_a_source_the_reader_retries_makes_it_source_unreachable_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """starting -> source-unreachable once an attempt failed (the reason names the error
+    class, nothing more) -> ready when entries flow; a running destination whose reader
+    retries is not ready at once, without waiting for the stale window."""
+    clock = FakeClock()
+    observed = FakeObserved(replace(RUNNING, source_event_ms=0))
+    probes = Probes(observed, clock=clock)
+    log = ReadinessLog(probes)
+    caplog.set_level(logging.INFO, logger="bridge.admin.probes")
+    log.tick()
+    assert probes.readiness().body() == "not ok\nd1 starting\n"
+    observed.current = [replace(RUNNING, source_event_ms=0, source_trouble="SourceUnreachable")]
+    log.tick()
+    log.tick()
+    verdict = probes.verdicts()[0]
+    assert (verdict.word, verdict.reason) == (
+        "source-unreachable",
+        "the binlog reader is retrying after: SourceUnreachable",
+    )
+    document = orjson.loads(status_document(observed.current, probes.verdicts()))
+    assert document["destinations"][0]["reason"] == verdict.reason
+    observed.current = [RUNNING]
+    log.tick()
+    assert probes.readiness().ok
+    observed.current = [replace(RUNNING, source_trouble="ParserProcessFailed")]
+    assert probes.readiness().body() == "not ok\nd1 source-unreachable\n"
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            "destination d1 not ready: source-unreachable (the binlog reader is retrying "
+            "after: SourceUnreachable)",
+        ),
+        ("INFO", "destination d1 ready"),
+    ]
+
+
+def test_collector_exports_the_snapshot_progress_of_destinations_that_have_one() -> None:
+    with_snapshot = replace(
+        RUNNING, destination="a", snapshot=SnapshotUsage(rows=4200, tables_done=1, tables_total=3)
+    )
+    without = replace(RUNNING, destination="b")
+    families = {f.name: f for f in BridgeCollector(FakeObserved(with_snapshot, without)).collect()}
+    assert families["canal_bridge_snapshot_rows"].type == "counter"
+    exported = {
+        name: [(s.labels, s.value) for s in families[f"canal_bridge_snapshot_{name}"].samples]
+        for name in ("rows", "tables_done", "tables_total")
+    }
+    assert exported == {
+        "rows": [({"destination": "a"}, 4200)],
+        "tables_done": [({"destination": "a"}, 1)],
+        "tables_total": [({"destination": "a"}, 3)],
+    }
+    document = orjson.loads(status_document([with_snapshot, without], []))
+    assert [d["snapshot"] for d in document["destinations"]] == [
+        {"rows": 4200, "tables_done": 1, "tables_total": 3},
+        None,
+    ]

@@ -70,8 +70,14 @@ def runner_factory() -> Iterator[Any]:
 
 
 def test_unreachable_source_is_not_ready_and_a_stopped_destination_neither(
-    mysql: MysqlEndpoint, kafka_bootstrap: str, runner_factory: Any
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    runner_factory: Any,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A destination pointed at a closed port: ``starting`` until its first attempt fails,
+    then ``source-unreachable`` (logged once, the reason in /status without the address)."""
+    caplog.set_level(logging.INFO)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     live = _destination("live", mysql.address, mysql.user, mysql.password, _slave_id())
@@ -80,11 +86,23 @@ def test_unreachable_source_is_not_ready_and_a_stopped_destination_neither(
     runner = runner_factory(_config(kafka_bootstrap, f"127.0.0.1:{port}", live, dead))
 
     wait_until(lambda: "live ready" in get(f"{base}/readyz")[1], 30, "live ready")
-    status, body = get(f"{base}/readyz")
-    assert (status, body) == (503, "not ok\nlive ready\ndead starting\n")
+    body = wait_until(
+        lambda: "dead source-unreachable" in (r := get(f"{base}/readyz"))[1] and r[1],
+        30,
+        "the closed port's destination source-unreachable",
+    )
+    assert body == "not ok\nlive ready\ndead source-unreachable\n"
     assert get(f"{base}/healthz") == (200, "ok\nlive ok\ndead ok\n")
     # No data, addresses or error text in the probes: status words only.
     assert "127.0.0.1" not in body and "refused" not in body
+    reasons = {d["name"]: d["reason"] for d in json.loads(get(f"{base}/status")[1])["destinations"]}
+    assert reasons["dead"] == "the binlog reader is retrying after: SourceUnreachable"
+    lines = [r.getMessage() for r in caplog.records if r.name == "bridge.admin.probes"]
+    dead_lines = [line for line in lines if line.startswith("destination dead")]
+    assert dead_lines == [
+        "destination dead not ready: source-unreachable (the binlog reader is retrying after: "
+        "SourceUnreachable)"
+    ]
 
     runner.workers["dead"].stop()
     runner.workers["dead"].join(10)
