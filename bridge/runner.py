@@ -23,7 +23,7 @@ from bridge import native
 from bridge.admin import AdminServer, RunnerObserver, set_ha_role
 from bridge.collector import tune_garbage_collector
 from bridge.config import BridgeConfig, DestinationConfig
-from bridge.instance import EmbeddedServer, Instance
+from bridge.instance import EmbeddedServer, Instance, UnknownDestination
 from bridge.logs import set_position_lookup
 from bridge.meta import MetaManager, build_meta_manager
 from bridge.mq.formats import rows_encoder
@@ -69,6 +69,13 @@ class Runner:
         if self.config.zookeeper is not None:
             from bridge.ha import HaNode
 
+            for destination in self.config.destinations:
+                if destination.snapshot.mode == "initial_only":
+                    log.warning(
+                        "destination %s: snapshot.mode initial_only does not stop it in HA mode "
+                        "(zookeeper is set): it streams on after its snapshot",
+                        destination.name,
+                    )
             self.ha = HaNode(self.config, self, on_role=set_ha_role)
             self.ha.start()
             return
@@ -105,6 +112,27 @@ class Runner:
             if not worker.join(timeout_s):
                 log.error("MQ worker of %s did not stop within %.0fs", name, timeout_s)
         self.server.stop(name)
+
+    def retire_finished(self) -> None:
+        """Stop each destination whose work is done: with ``snapshot.mode: initial_only``,
+        once every row of its snapshot is acked (``Instance.snapshot_delivered``). Its cursor
+        keeps where the stream got to, so ``mode: initial`` later streams on from there. Not
+        in HA mode, where the election starts and stops destinations (``start`` says so)."""
+        if self.ha is not None:
+            return
+        for name in list(self.workers):
+            if self.config.destination(name).snapshot.mode != "initial_only":
+                continue
+            try:
+                delivered = self.server.instance(name).snapshot_delivered()
+            except UnknownDestination:
+                continue
+            if delivered:
+                log.info(
+                    "destination %s: snapshot delivered; stopping it (snapshot.mode initial_only)",
+                    name,
+                )
+                self.stop_destination(name)
 
     def destination_ended(self, name: str) -> bool:
         worker = self.workers.get(name)
@@ -161,8 +189,9 @@ class Runner:
 
 
 def run_until_signalled(config: BridgeConfig) -> int:
-    """Run until SIGINT/SIGTERM or until every destination has stopped; the exit code is 1 if
-    any destination stopped on an error."""
+    """Run until SIGINT/SIGTERM or until every destination has stopped (``initial_only`` ones
+    once their snapshot is delivered); the exit code is 1 if any destination stopped on an
+    error."""
     stop_requested = threading.Event()
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
@@ -176,6 +205,7 @@ def run_until_signalled(config: BridgeConfig) -> int:
         runner.start()
         tune_garbage_collector()
         while not stop_requested.wait(0.5):
+            runner.retire_finished()
             if not runner.alive():
                 break
     finally:

@@ -137,6 +137,8 @@ class Instance:
         self._restart_backoff = Backoff(restart_delay_s, RESTART_MAX_S)
         self._reading = False  # entries flowed since the last restart
         self._trouble: str | None = None  # the error class of the reader's last failure
+        # The reader that finished, and the store's put sequence when it was seen finished.
+        self._snapshot_end: tuple[SnapshotReader, int] | None = None
         self._traced: set[type[Exception]] = set()  # unexpected errors logged with a traceback
         self._find_start = find_start or self._search_start
         self.get_lock = threading.Lock()
@@ -338,6 +340,22 @@ class Instance:
         with open_connection(self.config.source) as conn:
             plan = fresh_plan(conn, self.config)
         return plan if plan.tables else None
+
+    def snapshot_delivered(self) -> bool:
+        """Whether every row of this process's snapshot is acked, or there was nothing to
+        snapshot (``snapshot.mode: initial_only`` stops there: bridge.runner). Once the reader
+        has put its last chunk, the acks past the store's put sequence of that moment cover
+        every snapshot row (a skipped or dropped table has none)."""
+        if not self._snapshot_planned:
+            return False
+        reader = self.snapshot_reader
+        if reader is None:
+            return self._snapshot_plan is None
+        if not reader.stats.finished:
+            return False
+        if self._snapshot_end is None or self._snapshot_end[0] is not reader:
+            self._snapshot_end = (reader, self.store.put_sequence)
+        return self.store.ack_sequence >= self._snapshot_end[1]
 
     def _start_snapshot(self, start: EntryPosition) -> None:
         """Start the reader once, beside the first parser run (a parser restart keeps it)."""
