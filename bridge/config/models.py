@@ -309,7 +309,7 @@ class DestinationConfig(_Model):
     store: StoreConfig = StoreConfig()
     mq: MqConfig
     timestamp_time_zone: Annotated[str | None, AfterValidator(time_zone_name)] = None
-    on_purged: Literal["fail", "oldest", "latest"] = "fail"
+    on_purged: Literal["fail", "oldest", "latest", "snapshot"] = "fail"
     snapshot: SnapshotConfig = SnapshotConfig()
     fallback_interval_s: int = Field(default=60, ge=0)
     heartbeat_period_s: float = Field(default=15, gt=0)

@@ -56,6 +56,13 @@ from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
 from bridge.snapshot.handoff import SnapshotHandoff
 from bridge.snapshot.planner import fresh_plan
 from bridge.snapshot.reader import SnapshotReader
+from bridge.snapshot.requests import (
+    PendingRequest,
+    RequestOutcome,
+    check_tables,
+    plan_marker,
+    with_tables_again,
+)
 from bridge.snapshot.window import WatermarkWindows
 from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
 from bridge.store.exceptions import StoreStopped
@@ -64,6 +71,10 @@ log = logging.getLogger(__name__)
 
 # The longest wait between restarts of a failing binlog reader.
 RESTART_MAX_S = 60.0
+
+# How long an on-demand snapshot request waits for its plan to reach the cursor (below the
+# admin endpoint's request timeout).
+REQUEST_WAIT_S = 5.0
 
 # Test hook: put snapshot rows whose key the stream changed inside their window anyway (the
 # negative case of tests/e2e/test_snapshot.py: a stale row then reaches Kafka).
@@ -133,6 +144,11 @@ class Instance:
         self._snapshot_plan: SnapshotProgress | None = None
         self.snapshot_reader: SnapshotReader | None = None
         self._handoff: SnapshotHandoff | None = None
+        # On-demand snapshot requests: queued, then planned at the reader's restart, then
+        # waiting for their plan marker to be put (docs/snapshots.md, "On demand").
+        self._requests: list[PendingRequest] = []
+        self._unmarked: list[PendingRequest] = []
+        self._purged_to_snapshot = False  # on_purged: snapshot chose the binlog end
         self.restart_delay_s = restart_delay_s
         self._restart_backoff = Backoff(restart_delay_s, RESTART_MAX_S)
         self._reading = False  # entries flowed since the last restart
@@ -195,7 +211,10 @@ class Instance:
         while not self._stopping.is_set():
             try:
                 self._parse_once()
-                return
+                if not self._requests:
+                    return
+                self.sink.reset()  # stopped for a snapshot request: again from the last put
+                continue
             except FATAL_ERRORS as exc:
                 self.failure = exc
                 log.error("destination %s stopped: %s", self.destination, exc)
@@ -205,6 +224,9 @@ class Instance:
             except Exception as exc:
                 if self._stopping.is_set():
                     return
+                if self._requests:  # the reader was stopped for a snapshot request
+                    self.sink.reset()
+                    continue
                 self._restart_later(exc)
 
     def _restart_later(self, exc: Exception) -> None:
@@ -245,13 +267,16 @@ class Instance:
             on_purged=self.config.on_purged,
             fallback_interval_s=self.config.fallback_interval_s,
         )
-        return finder.find(known)
+        start = finder.find(known)
+        self._purged_to_snapshot = finder.snapshot_needed
+        return start
 
     def _parse_once(self) -> None:
         known = self.positions.get_latest(self.destination)
         if not self._snapshot_planned:
             self._snapshot_plan = self._plan_snapshot(known)
             self._snapshot_planned = True
+        self._plan_requests()
         parser = self._built_parser()
         facts = parser.preflight()
         # A position this process read itself is an event boundary; one loaded from the
@@ -260,12 +285,16 @@ class Instance:
             known is not None and self.memory_positions.get_latest(self.destination) is None
         )
         start = self._find_start(facts, known)
-        if known is None:
+        purged = self._purged_to_snapshot
+        if purged:
+            self._replan_after_purge()
+        if known is None or purged:
             # Record the first start as the cursor so a crash before the first ack resumes
             # here rather than at a later "current end".
             # The snapshot plan goes with it: a restart before the first ack resumes both.
             first = LogPosition(self.identity, start, self._snapshot_plan)
             self.meta.update_cursor(mq_client(self.destination), first)
+        self._put_plan_marker(start)
         self._start_snapshot(start)
         log.info(
             "destination %s reading %s from %s",
@@ -330,13 +359,14 @@ class Instance:
     # ------------------------------------------------------------------ snapshot
 
     def _plan_snapshot(self, known: LogPosition | None) -> SnapshotProgress | None:
-        """The snapshot to run: a fresh plan for a destination without a cursor, the saved
-        one while unfinished, else none (docs/snapshots.md)."""
-        if self.config.snapshot.mode == "never":
-            return None
+        """The snapshot to run: the saved one while unfinished (whatever the mode: an
+        on-demand or ``on_purged`` snapshot resumes too), else a fresh plan for a destination
+        without a cursor, else none (docs/snapshots.md)."""
         if known is not None:
             plan = known.snapshot
             return plan if plan is not None and not plan.done else None
+        if self.config.snapshot.mode == "never":
+            return None
         with open_connection(self.config.source) as conn:
             plan = fresh_plan(conn, self.config)
         return plan if plan.tables else None
@@ -373,6 +403,109 @@ class Instance:
         self.snapshot_reader = SnapshotReader(self.config, handoff, decode_options(self.config))
         self.snapshot_reader.start()
 
+    def request_snapshot(
+        self, tables: Sequence[str], timeout_s: float = REQUEST_WAIT_S
+    ) -> RequestOutcome:
+        """Snapshot ``tables`` again while streaming (docs/snapshots.md, "On demand").
+
+        1. Check them: base tables of the source the filter keeps, else
+           ``SnapshotRequestRefused`` naming the others (nothing is done).
+        2. Queue them and stop the binlog reader: its thread restarts at once from the last
+           stored transaction (``_plan_requests``), plans them (each from its first row, a
+           table already planned too), puts the plan marker and starts the snapshot reader.
+        3. Wait, at most ``timeout_s``, until the marker is acknowledged: the cursor then
+           carries the plan, so a crash after this returns still snapshots them.
+        """
+        self.check_alive()
+        if not self.running:
+            raise InstanceFailed(f"{self.destination}: not running")
+        with open_connection(self.config.source) as conn:
+            accepted = check_tables(conn, self.config, tables)
+        request = PendingRequest(accepted)
+        with self._parser_lock:
+            self._requests.append(request)
+            parser = self.parser
+        if parser is not None:
+            parser.stop()
+        deadline = time.monotonic() + timeout_s
+        while not request.put.wait(0.05):
+            if time.monotonic() >= deadline or self._stopping.is_set() or not self.running:
+                return RequestOutcome(accepted, persisted=False)
+        while self.store.ack_sequence < request.sequence:
+            if time.monotonic() >= deadline or self._stopping.wait(0.05):
+                return RequestOutcome(accepted, persisted=False)
+        return RequestOutcome(accepted, persisted=True)
+
+    def _plan_requests(self) -> None:
+        """The binlog reader's thread, before (re)starting the parser: the queued requests
+        join the plan. The running snapshot reader stops first (its chunks not yet put are
+        read again: the plan is what was put), and the parser is built anew, without encoding
+        rows ahead (the windows need the keys of rows events)."""
+        with self._parser_lock:
+            taken, self._requests = self._requests, []
+            if taken and self.parser is not None:
+                self.parser.stop()
+                self.parser = None
+        if not taken:
+            return
+        base = self._stop_snapshot_reader()
+        tables = sorted({table for request in taken for table in request.tables})
+        self._snapshot_plan = with_tables_again(base, tables)
+        self._unmarked.extend(taken)
+        log.info(
+            "destination %s: snapshot requested of %s; the binlog reader restarts from the "
+            "last stored transaction to interleave it",
+            self.destination,
+            ", ".join(tables),
+        )
+
+    def _stop_snapshot_reader(self) -> SnapshotProgress | None:
+        """Stop the snapshot reader, if one runs; the plan as put into the store (else the
+        planned one, else the cursor's)."""
+        reader = self.snapshot_reader
+        self.snapshot_reader = None
+        self._handoff = None
+        if reader is not None:
+            reader.stop()
+            return reader.handoff.progress
+        if self._snapshot_plan is not None:
+            return self._snapshot_plan
+        cursor = self.meta.get_cursor(mq_client(self.destination))
+        return None if cursor is None else cursor.snapshot
+
+    def _replan_after_purge(self) -> None:
+        """``on_purged: snapshot`` chose the binlog end: a fresh plan of every table the
+        snapshot config selects replaces any other, and the parser is rebuilt without ahead
+        encoding (the finder logged the WARNING)."""
+        self._purged_to_snapshot = False
+        self._stop_snapshot_reader()
+        with open_connection(self.config.source) as conn:
+            plan = fresh_plan(conn, self.config)
+        self._snapshot_plan = plan if plan.tables else None
+        with self._parser_lock:
+            if self.parser is not None and self._parser_factory is None:
+                self.parser.stop()
+                self.parser = None
+        self._built_parser()
+
+    def _put_plan_marker(self, start: EntryPosition) -> None:
+        """Put the plan of the requests planned at this restart into the store at ``start``
+        (``bridge.snapshot.requests.plan_marker``) and tell their callers its sequence."""
+        if not self._unmarked or self._snapshot_plan is None:
+            return
+        if start.journal_name is None:  # a GTID start: no file position to put it at
+            cursor = LogPosition(self.identity, start, self._snapshot_plan)
+            self.meta.update_cursor(mq_client(self.destination), cursor)
+            sequence = self.store.ack_sequence
+        else:
+            marker = plan_marker(self._snapshot_plan, start, int(time.time() * 1000))
+            self.sink.put_snapshot(marker, self.identity)
+            sequence = self.store.put_sequence
+        for request in self._unmarked:
+            request.sequence = sequence
+            request.put.set()
+        self._unmarked.clear()
+
     def _built_parser(self) -> EntryReader:
         with self._parser_lock:
             if self.parser is None:
@@ -382,8 +515,8 @@ class Instance:
                     # Rows encoded ahead hide their images; a snapshot needs their keys.
                     ahead = self._ahead if self._snapshot_plan is None else None
                     self.parser = _default_parser(self.config, ahead)
-            if self._stopping.is_set():
-                self.parser.stop()
+            if self._stopping.is_set() or self._requests:
+                self.parser.stop()  # a request came while it was built: restart at once
             return self.parser
 
     def lag_seconds(self) -> float:

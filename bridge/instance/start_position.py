@@ -1,7 +1,9 @@
 """Where a destination starts reading: canal's MysqlEventParser.findStartPosition.
 
 1. A known position (the cursor, or what the parser last stored in memory):
-   - same source address: resume from it; if the source purged it, follow ``on_purged``;
+   - same source address: resume from it; if the source purged it, follow ``on_purged``
+     (``snapshot``: the current end, and ``snapshot_needed`` tells the instance to plan a
+     fresh snapshot);
    - another address (fail-over to a standby): search by its timestamp minus the fallback
      interval on the new server.
 2. No known position: the configured GTID; or ``journal_name + position``;
@@ -25,7 +27,7 @@ from bridge.position import EntryPosition, LogPosition
 
 log = logging.getLogger(__name__)
 
-OnPurged = Literal["fail", "oldest", "latest"]
+OnPurged = Literal["fail", "oldest", "latest", "snapshot"]
 
 
 class StartPositionFinder:
@@ -43,6 +45,9 @@ class StartPositionFinder:
         self._start = start
         self._on_purged = on_purged
         self._fallback_ms = fallback_interval_s * 1000
+        # Set by ``find`` when ``on_purged: snapshot`` chose the binlog end: the instance
+        # must then plan a fresh snapshot of every table the snapshot config selects.
+        self.snapshot_needed = False
 
     def find(self, known: LogPosition | None) -> EntryPosition:
         if known is not None:
@@ -93,6 +98,20 @@ class StartPositionFinder:
                 chosen = EntryPosition(journal_name=name, position=4)
             else:
                 chosen = master_position(conn, self._facts.server)
+        if self._on_purged == "snapshot":
+            self.snapshot_needed = True
+            log.warning(
+                "binlog position %s:%s was purged from %s; on_purged=snapshot, so reading "
+                "starts at the binlog end %s:%s and every table the snapshot config selects "
+                "is snapshotted again (rows changed in between arrive as snapshot rows; rows "
+                "deleted in between are NOT delivered as deletes)",
+                position.journal_name,
+                position.position,
+                self._source.address,
+                chosen.journal_name,
+                chosen.position,
+            )
+            return chosen
         log.error(
             "binlog position %s:%s was purged from %s; on_purged=%s, so reading starts at "
             "%s:%s: changes in between are NOT delivered",

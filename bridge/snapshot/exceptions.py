@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bridge.exceptions import BridgeError
 
 
@@ -32,4 +34,28 @@ class UnsupportedSnapshotColumn(SnapshotError):
         super().__init__(
             f"table {schema}.{table}: column `{column}` of type {column_type} cannot be "
             "snapshotted; leave the table out of snapshot.tables"
+        )
+
+
+class SnapshotRequestRefused(SnapshotError):
+    """An on-demand snapshot request naming tables the destination cannot snapshot: tables the
+    source does not have, or ones the destination's filter leaves out (a snapshot row must be
+    one the stream would send too). Nothing of the request is done."""
+
+    def __init__(
+        self, destination: str, unknown: Sequence[str] = (), filtered: Sequence[str] = ()
+    ) -> None:
+        self.destination = destination
+        self.unknown = tuple(unknown)
+        self.filtered = tuple(filtered)
+        problems = []
+        if self.unknown:
+            problems.append(f"no such base table on the source: {', '.join(self.unknown)}")
+        if self.filtered:
+            problems.append(
+                f"left out by filter.regex / filter.black_regex: {', '.join(self.filtered)}"
+            )
+        super().__init__(
+            f"destination {destination}: snapshot refused ({'; '.join(problems)}): name "
+            "existing tables as schema.table, or widen the destination's filter first"
         )

@@ -272,7 +272,7 @@ BROKEN = [
     (
         "destinations.0.on_purged",
         "ignore",
-        "destinations[0].on_purged: must be one of 'fail', 'oldest' or 'latest'",
+        "destinations[0].on_purged: must be one of 'fail', 'oldest', 'latest' or 'snapshot'",
     ),
     ("destinations.0.heartbeat_period_s", 0, "destinations[0].heartbeat_period_s: must be > 0"),
     ("destinations.0.fallback_interval_s", -1, "destinations[0].fallback_interval_s: must be >= 0"),
