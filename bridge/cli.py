@@ -1,4 +1,5 @@
-"""The ``canal-bridge`` command line: run, validate, check, status, tail, import-canal."""
+"""The ``canal-bridge`` command line: run, validate, check, status, snapshot, tail,
+import-canal."""
 
 from __future__ import annotations
 
@@ -77,6 +78,29 @@ def status(config: ConfigOption) -> None:
     except BridgeError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+
+
+@app.command()
+def snapshot(
+    config: ConfigOption,
+    destination: Annotated[str, typer.Option("--destination", "-d", help="destination name")],
+    tables: Annotated[
+        str, typer.Option("--tables", help="schema.table names, comma-separated: db.t1,db.t2")
+    ],
+    timeout_s: Annotated[
+        float, typer.Option("--timeout-s", help="how long to wait for the destination")
+    ] = 90.0,
+) -> None:
+    """Ask the process running a destination to snapshot tables again while it streams
+    (through ZooKeeper with HA, else its admin endpoint); exit 1 when refused or unreachable."""
+    from bridge.snapshot_command import request_snapshot
+
+    loaded = _load(config)
+    raise typer.Exit(
+        request_snapshot(
+            loaded, destination, tables, timeout_s=timeout_s, out=sys.stdout, err=sys.stderr
+        )
+    )
 
 
 @app.command()

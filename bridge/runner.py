@@ -16,6 +16,7 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -23,13 +24,14 @@ from bridge import native
 from bridge.admin import AdminServer, RunnerObserver, set_ha_role
 from bridge.collector import tune_garbage_collector
 from bridge.config import BridgeConfig, DestinationConfig
-from bridge.instance import EmbeddedServer, Instance, UnknownDestination
+from bridge.instance import DestinationElsewhere, EmbeddedServer, Instance, UnknownDestination
 from bridge.logs import set_position_lookup
 from bridge.meta import MetaManager, build_meta_manager
 from bridge.mq.formats import rows_encoder
 from bridge.mq.records import RowsEncoder
 from bridge.mq.senders import sender_factory
 from bridge.mq.worker import MqWorker, build_worker
+from bridge.snapshot.requests import RequestOutcome
 
 if TYPE_CHECKING:
     from bridge.ha import HaNode
@@ -76,7 +78,7 @@ class Runner:
                         "(zookeeper is set): it streams on after its snapshot",
                         destination.name,
                     )
-            self.ha = HaNode(self.config, self, on_role=set_ha_role)
+            self.ha = HaNode(self.config, self, on_role=set_ha_role, snapshots=self)
             self.ha.start()
             return
         for destination in self.config.destinations:
@@ -112,6 +114,21 @@ class Runner:
             if not worker.join(timeout_s):
                 log.error("MQ worker of %s did not stop within %.0fs", name, timeout_s)
         self.server.stop(name)
+
+    def request_snapshot(
+        self, destination: str, tables: Sequence[str], timeout_s: float = 5.0
+    ) -> RequestOutcome:
+        """Snapshot ``tables`` of a destination this process runs again, while it streams
+        (the admin endpoint's and the HA request watcher's action; docs/snapshots.md)."""
+        if destination not in {d.name for d in self.config.destinations}:
+            raise UnknownDestination(destination)
+        try:
+            instance = self.server.instance(destination)
+        except UnknownDestination:
+            if self.ha is None:
+                raise
+            raise DestinationElsewhere(destination, self.ha.owner_of(destination)) from None
+        return instance.request_snapshot(tables, timeout_s)
 
     def retire_finished(self) -> None:
         """Stop each destination whose work is done: with ``snapshot.mode: initial_only``,
@@ -170,7 +187,7 @@ class Runner:
         a taken port fails the run before any destination starts."""
         if self.config.admin.listen is None or self.admin is not None:
             return
-        admin = AdminServer.for_bridge(self.config, RunnerObserver(self))
+        admin = AdminServer.for_bridge(self.config, RunnerObserver(self), control=self)
         admin.start()
         self.admin = admin
 

@@ -4,7 +4,7 @@ Probes (``/healthz``, ``/readyz``) and ``/metrics`` stay open: the kubelet and P
 them and they hold status words and numbers only. Anything else goes through
 ``requires_token``:
 
-* a control action (the coming ``POST /destinations/<d>/snapshot``) is refused outright
+* a control action (``POST /destinations/<d>/snapshot``) is refused outright
   when ``admin.token_file`` is not set: nobody on the pod network may call it anonymously;
 * a details endpoint (``/status``, ``details=True``) is open without a token file (the
   quickstart needs none) and needs the token once one is configured.
@@ -56,6 +56,10 @@ class BearerToken:
 
     def __repr__(self) -> str:
         return "BearerToken(***)"
+
+    def authorization(self) -> str:
+        """The ``Authorization`` header value a client sends (``canal-bridge snapshot``)."""
+        return f"Bearer {self._secret.decode()}"
 
     def verdict(self, authorization: str | None) -> str | None:
         """None when ``authorization`` carries this token, else why not ("no token", ...)."""

@@ -1,4 +1,5 @@
-"""The admin endpoint on ``admin.listen``: ``/metrics``, ``/healthz``, ``/readyz``, ``/status``.
+"""The admin endpoint on ``admin.listen``: ``/metrics``, ``/healthz``, ``/readyz``, ``/status``,
+and the control action ``POST /destinations/<d>/snapshot`` (``bridge.admin.control``).
 
 An aiohttp server on an asyncio loop of its own (one daemon thread), chosen over the stdlib
 ``ThreadingHTTPServer`` after measuring both with bench/admin_load.py (docs/operations.md,
@@ -16,7 +17,8 @@ one connection in eight while 1,000 clients scraped (its accept queue holds 5). 
   ``bridge.admin.auth``) for anything that is neither a probe nor ``/metrics``.
 
 Probes and metrics hold status words and numbers only: no row data, no addresses, no error
-messages, no secrets. Anything else is 404; GET and HEAD are served.
+messages, no secrets. Anything else is 404; GET and HEAD are served, POST for the control
+action only.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from prometheus_client.exposition import choose_encoder
 
 from bridge.admin.auth import TOKEN, BearerToken, requires_token
 from bridge.admin.base import Observed
+from bridge.admin.control import SnapshotControl, snapshot_answer
 from bridge.admin.exceptions import AdminListenFailed, AdminSetupFailed
 from bridge.admin.metrics import build_registry
 from bridge.admin.periodic import Periodic
@@ -47,6 +50,9 @@ from bridge.config import AdminConfig, BridgeConfig, split_address
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+# The largest body a control action reads (a list of table names).
+MAX_CONTROL_BODY = 64 * 1024
 
 # How often the readiness log looks for changes.
 READINESS_LOG_INTERVAL_S = 1.0
@@ -77,11 +83,14 @@ class AdminServer:
     """
 
     @classmethod
-    def for_bridge(cls, config: BridgeConfig, observed: Observed) -> AdminServer:
-        """The endpoint of a running bridge: its admin settings, and a watch on its Kafka
-        cluster that readiness follows."""
+    def for_bridge(
+        cls, config: BridgeConfig, observed: Observed, control: SnapshotControl | None = None
+    ) -> AdminServer:
+        """The endpoint of a running bridge: its admin settings, a watch on its Kafka cluster
+        that readiness follows, and its destinations' control actions."""
         topic = config.destinations[0].mq.topic
-        return cls(config.admin, observed, broker=BrokerWatch(kafka_check(config.kafka, topic)))
+        broker = BrokerWatch(kafka_check(config.kafka, topic))
+        return cls(config.admin, observed, broker=broker, control=control)
 
     def __init__(
         self,
@@ -92,6 +101,7 @@ class AdminServer:
         registry: CollectorRegistry | None = None,
         broker: BrokerWatch | None = None,
         limits: ServerLimits = ServerLimits(),
+        control: SnapshotControl | None = None,
     ) -> None:
         if config.listen is None:
             raise ValueError("admin.listen is null: no admin endpoint to serve")
@@ -101,6 +111,7 @@ class AdminServer:
         self.probes = probes or Probes(observed, broker=broker)
         self.registry = registry or build_registry(observed)
         self.limits = limits
+        self.control = control
         self._watchers = [
             Periodic("admin-readiness", READINESS_LOG_INTERVAL_S, ReadinessLog(self.probes).tick)
         ]
@@ -204,6 +215,9 @@ class AdminServer:
         app.router.add_get(
             "/status", requires_token(self._handler(lambda r: self.status()), details=True)
         )
+        app.router.add_post(
+            "/destinations/{destination}/snapshot", requires_token(self._snapshot_request)
+        )
         app.on_response_prepare.append(_plain_headers)
         return app
 
@@ -226,6 +240,36 @@ class AdminServer:
             return web.Response(status=status, body=body, headers={"Content-Type": content_type})
 
         return handle
+
+    async def _snapshot_request(self, request: web.Request) -> web.Response:
+        """``POST /destinations/<d>/snapshot`` (``bridge.admin.control``); one log line per
+        request, naming the client, the destination, the answer (never the token)."""
+        destination = request.match_info["destination"]
+        body = await request.content.read(MAX_CONTROL_BODY + 1)
+        document: dict[str, object]
+        if len(body) > MAX_CONTROL_BODY:
+            status, document = 400, {"error": f"the body is over {MAX_CONTROL_BODY} bytes"}
+        else:
+            try:
+                status, document = await self._off_loop(
+                    lambda: snapshot_answer(self.control, destination, body)
+                )
+            except TimeoutError:
+                status, document = 503, {"error": "busy: no answer in time; ask again"}
+        outcome = (
+            f"{document['tables']} (persisted: {document['persisted']})"
+            if status == 202
+            else document["error"]
+        )
+        log.log(
+            logging.INFO if status == 202 else logging.WARNING,
+            "admin endpoint: snapshot of %s requested from %s: %d %s",
+            destination,
+            request.remote or "?",
+            status,
+            outcome,
+        )
+        return web.json_response(document, status=status)
 
     async def _off_loop(self, compute: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()

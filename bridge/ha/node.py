@@ -6,13 +6,18 @@ from __future__ import annotations
 import logging
 import os
 
+from kazoo.exceptions import KazooException
+from kazoo.handlers.threading import KazooTimeoutError
+
 from bridge.config import BridgeConfig
+from bridge.exceptions import BridgeError
 from bridge.ha.base import DestinationHost, RunningInfo
 from bridge.ha.election import Election, RoleListener
 from bridge.ha.fencing import FencedOutlets, ZkFence
 from bridge.ha.paths import ZkLayout
 from bridge.ha.registration import node_address
 from bridge.ha.session import ZkSession
+from bridge.ha.snapshot_requests import SnapshotPerformer, SnapshotRequestWatcher
 from bridge.meta import MetaManager, StoreContext, build_meta_manager
 
 log = logging.getLogger(__name__)
@@ -20,8 +25,14 @@ log = logging.getLogger(__name__)
 
 class HaNode:
     def __init__(
-        self, config: BridgeConfig, host: DestinationHost, on_role: RoleListener | None = None
+        self,
+        config: BridgeConfig,
+        host: DestinationHost,
+        on_role: RoleListener | None = None,
+        snapshots: SnapshotPerformer | None = None,
     ) -> None:
+        """``snapshots``: performs the on-demand snapshot requests of the destinations this
+        process runs (``bridge.ha.snapshot_requests``); None: they wait for another process."""
         if config.zookeeper is None:
             raise ValueError("HA needs the zookeeper section")
         self.config = config
@@ -41,6 +52,11 @@ class HaNode:
             fence=self.fence,
             on_role=on_role,
         )
+        self.snapshot_requests = (
+            None
+            if snapshots is None
+            else SnapshotRequestWatcher(self.session, self.layout, self.election.active, snapshots)
+        )
 
     def start(self) -> None:
         if self.config.meta.store == "file":
@@ -55,6 +71,8 @@ class HaNode:
         except BaseException:
             self.session.stop()
             raise
+        if self.snapshot_requests is not None:
+            self.snapshot_requests.start()
         log.info(
             "HA on: registered as %s below %s; racing for %d destination(s)",
             self.info.address,
@@ -63,6 +81,8 @@ class HaNode:
         )
 
     def stop(self) -> None:
+        if self.snapshot_requests is not None:
+            self.snapshot_requests.stop()
         try:
             self.election.stop()
         finally:
@@ -73,3 +93,11 @@ class HaNode:
         uses this process's session and writes cursors only while the fence holds."""
         context = StoreContext(self.session.client, self.layout.root, may_write=self.fence.holds)
         return build_meta_manager(self.config.meta, context)
+
+    def owner_of(self, destination: str) -> str | None:
+        """The address of the process running ``destination`` now, if any (and readable)."""
+        try:
+            data, _ = self.session.client.get(self.layout.running(destination))
+            return RunningInfo.loads(data).address
+        except (KazooException, KazooTimeoutError, BridgeError):  # no node, no session, ...
+            return None

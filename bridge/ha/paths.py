@@ -5,6 +5,9 @@
 {root}/destinations/{dest}/running                    ephemeral: the active server
 {root}/destinations/{dest}/{client_id}/running        ephemeral: the active client
 {root}/destinations/{dest}/{client_id}/cursor         persistent: acked position (JSON)
+{root}/destinations/{dest}/snapshot-requests/req-N    persistent sequential: an on-demand
+                                                      snapshot request (canal-bridge's own;
+                                                      canal reads only numeric children)
 """
 
 from __future__ import annotations
@@ -52,3 +55,10 @@ class ZkLayout:
 
     def filter(self, destination: str, client_id: int) -> str:
         return f"{self.client(destination, client_id)}/filter"
+
+    def snapshot_requests(self, destination: str) -> str:
+        return f"{self.destination(destination)}/snapshot-requests"
+
+    def snapshot_request_prefix(self, destination: str) -> str:
+        """What a new request node's path starts with (ZooKeeper appends the sequence)."""
+        return f"{self.snapshot_requests(destination)}/req-"

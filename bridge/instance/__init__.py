@@ -1,13 +1,19 @@
 """Instances (one per destination) and the embedded server's get / ack / rollback API."""
 
 from bridge.instance.api import EMPTY_BATCH_ID, CanalService, Message
-from bridge.instance.exceptions import InstanceError, InstanceFailed, UnknownDestination
+from bridge.instance.exceptions import (
+    DestinationElsewhere,
+    InstanceError,
+    InstanceFailed,
+    UnknownDestination,
+)
 from bridge.instance.instance import Instance, mq_client
 from bridge.instance.server import EmbeddedServer
 
 __all__ = [
     "EMPTY_BATCH_ID",
     "CanalService",
+    "DestinationElsewhere",
     "EmbeddedServer",
     "Instance",
     "InstanceError",

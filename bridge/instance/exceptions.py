@@ -36,3 +36,17 @@ class DamagedCursor(InstanceError):
         self.destination = destination
         self.journal_name = journal_name
         self.position = position
+
+
+class DestinationElsewhere(UnknownDestination):
+    """A destination this process is configured for but does not run now (HA standby);
+    ``runs_on``: the address of the process that does, when known."""
+
+    def __init__(self, destination: str, runs_on: str | None) -> None:
+        InstanceError.__init__(
+            self,
+            f"destination {destination!r} is not running on this process: "
+            + (f"it runs on {runs_on}" if runs_on else "no process runs it right now"),
+        )
+        self.destination = destination
+        self.runs_on = runs_on

@@ -1,0 +1,65 @@
+"""Control actions of the admin endpoint: ``POST /destinations/<d>/snapshot`` (issue 18, item 5;
+docs/operations.md). Always behind ``requires_token`` (no token file: 403).
+
+``snapshot_answer`` is the action without HTTP: the status code and JSON document for a
+request body, computed on the server's worker pool (checking the tables asks the source,
+and the instance waits a few seconds for its cursor to carry the plan):
+
+* 202 ``{"destination", "tables", "persisted"}``: planned; ``persisted`` false when the
+  cursor did not carry the plan within the wait (queued in the running instance);
+* 400: a body that is not ``{"tables": [...]}`` of ``schema.table`` names, or tables the
+  destination cannot snapshot (each named);
+* 404: a destination this process does not run (an HA standby names the process that does);
+* 503: the destination has failed, or the source could not be asked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Protocol
+
+from bridge.exceptions import BridgeError
+from bridge.instance import InstanceFailed, UnknownDestination
+from bridge.snapshot.exceptions import SnapshotRequestRefused
+from bridge.snapshot.requests import RequestOutcome, parse_tables
+
+
+class SnapshotControl(Protocol):
+    """What runs destinations and can snapshot their tables again (``bridge.runner.Runner``)."""
+
+    def request_snapshot(self, destination: str, tables: Sequence[str]) -> RequestOutcome: ...
+
+
+Answer = tuple[int, dict[str, object]]
+
+
+def snapshot_answer(control: SnapshotControl | None, destination: str, body: bytes) -> Answer:
+    """The status and JSON document answering a snapshot request for ``destination``."""
+    try:
+        document = json.loads(body or b"null")
+        if not isinstance(document, dict) or "tables" not in document:
+            raise ValueError('the body must be a JSON object {"tables": ["schema.table", ...]}')
+        tables = parse_tables(document["tables"])
+    except ValueError as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return 400, {"error": _one_line(exc)}
+    if control is None:
+        return 404, {"error": f"destination {destination!r} is not running on this process"}
+    try:
+        outcome = control.request_snapshot(destination, tables)
+    except (SnapshotRequestRefused, UnknownDestination) as exc:
+        status = 400 if isinstance(exc, SnapshotRequestRefused) else 404
+        return status, {"error": str(exc)}
+    except (InstanceFailed, BridgeError) as exc:
+        return 503, {"error": str(exc)}
+    return 202, {
+        "destination": destination,
+        "tables": list(outcome.tables),
+        "persisted": outcome.persisted,
+    }
+
+
+def _one_line(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f'the body is not JSON ({exc.msg}); send {{"tables": ["schema.table"]}}'
+    return str(exc)
