@@ -3,6 +3,7 @@
     var/venv/bin/python -m bench.run --all [--scale 1] [--repeat 3] [--record]
     var/venv/bin/python -m bench.run --workload a --scale 0.1
     var/venv/bin/python -m bench.run --live [--rate 5000 --seconds 20]
+    var/venv/bin/python -m bench.run --snapshot --rows 1000000  (bench.snapshot)
 
 Per workload: load it into a fresh schema of the local MariaDB (after FLUSH BINARY LOGS, so it
 sits in one binlog file), then, ``--repeat`` times, run ``canal-bridge run`` as a child process
@@ -52,6 +53,7 @@ from bench.measure import (
     shared_cpu,
     usage_of,
 )
+from bench.snapshot import report_lines, run_snapshot
 from bench.workloads import (
     WORKLOADS,
     connect,
@@ -305,6 +307,8 @@ def report(
     results: list[dict[str, Any]],
     live: dict[str, Any] | None,
     loads: tuple[str, str],
+    *,
+    snapshot: dict[str, Any] | None = None,
 ) -> str:
     lines = [
         f"### {label} ({time.strftime('%Y-%m-%d %H:%M')})",
@@ -350,6 +354,8 @@ def report(
             f"{live['max_ms']:.0f} ms; bridge CPU {live['cpu_share'] * 100:.0f}% of a core, "
             f"peak RSS {live['peak_rss_mb']:.0f} MB.",
         ]
+    if snapshot is not None:
+        lines += [*([""] if lines[-1] else []), *report_lines(snapshot)]
     return "\n".join(lines) + "\n"
 
 
@@ -376,6 +382,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
     parser.add_argument("--all", action="store_true", help="all four workloads and --live")
     parser.add_argument("--live", action="store_true", help="the live latency run")
+    parser.add_argument(
+        "--snapshot", action="store_true", help="the snapshot run (bench.snapshot; --rows)"
+    )
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows the snapshot reads")
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rate", type=int, default=5000)
@@ -403,11 +413,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     names = sorted(WORKLOADS) if args.all else (args.workload or [])
     live = args.live or args.all
-    if not names and not live:
-        parser.error("name a --workload, --live or --all")
+    if not names and not live and not args.snapshot:
+        parser.error("name a --workload, --live, --snapshot or --all")
     loads_before = load_average()
     results = []
     live_result = None
+    snapshot_result = None
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         workdir = Path(tmp)
         for name in names:
@@ -436,14 +447,34 @@ def main(argv: list[str] | None = None) -> int:
                 _bridge_settings(args.bridge_setting),
             )
             print(f"[live] {live_result}", flush=True)
+        if args.snapshot:
+            snapshot_result = run_snapshot(
+                args.rows,
+                args.repeat,
+                workdir,
+                env=_bridge_env(args.bridge_env),
+                root=args.bridge_root,
+                settings=_bridge_settings(args.bridge_setting),
+            )
     command = "var/venv/bin/python -m bench.run " + shlex.join(argv or sys.argv[1:])
-    text = report(args.label, command, results, live_result, (loads_before, load_average()))
+    text = report(
+        args.label,
+        command,
+        results,
+        live_result,
+        (loads_before, load_average()),
+        snapshot=snapshot_result,
+    )
     print(text)
     raw = ROOT / "var" / "bench"
     raw.mkdir(parents=True, exist_ok=True)
     dump = [{**r, "rounds": [asdict(x) for x in r["rounds"]]} for r in results]
+    snapshot = snapshot_result and {
+        **snapshot_result,
+        "rounds": [asdict(x) for x in snapshot_result["rounds"]],
+    }
     (raw / f"results-{int(time.time())}.json").write_text(
-        json.dumps({"workloads": dump, "live": live_result}, indent=1)
+        json.dumps({"workloads": dump, "live": live_result, "snapshot": snapshot}, indent=1)
     )
     if args.record:
         with RESULTS.open("a") as out:
