@@ -185,6 +185,14 @@ class SnapshotReader:
         last_encoded = table.last_key
         last_key = None if last_encoded is None else snapshot_rows.decode_key(last_encoded)  # type: ignore[arg-type]
         number = 0
+        if last_encoded is not None:  # the row count only: keys are the source's values
+            log.info(
+                "destination %s: snapshot of %s resumes after its last acknowledged chunk "
+                "(%d rows sent before)",
+                self.destination,
+                table.table,
+                table.rows,
+            )
         started, rows_at_start, last_line = time.monotonic(), table.rows, time.monotonic()
         try:
             while not self._stopping.is_set():
@@ -192,6 +200,11 @@ class SnapshotReader:
                     conn, table.table, shape, query, after=(last_key, last_encoded), number=number
                 )
                 if chunk is None:  # the table is gone
+                    log.warning(
+                        "destination %s: %s was dropped during its snapshot; its snapshot is done",
+                        self.destination,
+                        table.table,
+                    )
                     return self._table_done(table, "dropped during its snapshot")
                 if chunk.redo:
                     log.info(
