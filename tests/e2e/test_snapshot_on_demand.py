@@ -6,6 +6,7 @@ topic; a request naming a missing table is refused (exit 1) and sends nothing.""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -96,6 +97,11 @@ def _snapshot_command(
         text=True,
         timeout=120,
         check=False,
+        # The config names ${CANAL_PASSWORD}, as the bridge's (BridgeProcess) does.
+        env={
+            **os.environ,
+            "CANAL_PASSWORD": os.environ.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal"),
+        },
     )
 
 
