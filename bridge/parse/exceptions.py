@@ -32,8 +32,8 @@ class BinlogPurged(ParseError):
             where = f"GTID {position.gtid}"
         super().__init__(
             f"binlog position {where} is no longer on the source ({detail}); "
-            "set the destination's on_purged to 'oldest' or 'latest', or reset the cursor to a "
-            "position that SHOW BINARY LOGS still lists"
+            "set the destination's on_purged to 'snapshot', 'oldest' or 'latest', or reset the "
+            "cursor to a position that SHOW BINARY LOGS still lists"
         )
 
 
