@@ -161,6 +161,24 @@ def read_to_end(
     ``isolation`` sees it: the last stable offset for read_committed), in (partition,
     offset) order. Transaction markers take offsets too, so the end is judged by the
     consumer's position, not by the last record's offset."""
+    records = read_records_to_end(bootstrap, topic, isolation, timeout_s)
+    return [(r.partition, r.offset, r.key, r.message) for r in records]
+
+
+@dataclass(frozen=True)
+class ReadRecord:
+    partition: int
+    offset: int
+    key: bytes | None
+    message: dict[str, Any]
+    headers: dict[str, bytes]
+
+
+def read_records_to_end(
+    bootstrap: str, topic: str, isolation: str = "read_committed", timeout_s: float = 60
+) -> list[ReadRecord]:
+    """``read_to_end`` with each record's headers (the binlog coordinates, the snapshot
+    header ``canal-bridge-snapshot``, the HA node)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -174,7 +192,7 @@ def read_to_end(
         parts = [TopicPartition(topic, p) for p in metadata.topics[topic].partitions]
         ends = [consumer.get_watermark_offsets(part, timeout=30)[1] for part in parts]
         consumer.assign([TopicPartition(topic, part.partition, 0) for part in parts])
-        records = []
+        records: list[ReadRecord] = []
         deadline = time.monotonic() + timeout_s
         while any(
             end > 0 and position.offset < end  # an unread partition's position is negative
@@ -184,11 +202,18 @@ def read_to_end(
             message = consumer.poll(0.5)
             if message is None or message.error() is not None:
                 continue
-            value = orjson.loads(message.value())
-            records.append((message.partition(), message.offset(), message.key(), value))
+            records.append(
+                ReadRecord(
+                    message.partition(),
+                    message.offset(),
+                    message.key(),
+                    orjson.loads(message.value()),
+                    {k: v or b"" for k, v in message.headers() or ()},
+                )
+            )
     finally:
         consumer.close()
-    return sorted(records, key=lambda r: (r[0], r[1]))
+    return sorted(records, key=lambda r: (r.partition, r.offset))
 
 
 def wait_for_final_state(bootstrap: str, topic: str, final: dict[tuple[str, str], int]) -> None:
