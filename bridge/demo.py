@@ -1,9 +1,12 @@
 """The quickstart demo: a small workload on MariaDB, ``canal-bridge run``, and the topic tailed.
 
 ``python -m bridge.demo --config config/destinations.yaml [--duration 30]`` (re)creates the
-``demo`` tables, starts ``canal-bridge run`` as a child process, writes a few orders per second
-(inserts, updates, deletes) and prints the FlatMessages arriving on the destination's topic.
-Ctrl-C (or the end of ``--duration``) stops the writer and sends SIGTERM to the bridge.
+``demo`` tables with three customers, starts ``canal-bridge run`` as a child process, writes a
+few orders per second (inserts, updates, deletes) and prints the FlatMessages arriving on the
+destination's topic. On a first run (no cursor yet) the three customers come first, as
+snapshot INSERTs (``snapshot.mode: initial``, the default); later runs stream the tables'
+re-creation. Ctrl-C (or the end of ``--duration``) stops the writer and sends SIGTERM to the
+bridge.
 """
 
 from __future__ import annotations
@@ -48,10 +51,10 @@ def _admin_connection(host: str, port: int) -> pymysql.connections.Connection[An
     )
 
 
-def write_workload(host: str, port: int, per_second: float, stop: threading.Event) -> None:
-    """Inserts orders, pays and ships some, deletes a few: every kind of change, slowly."""
+def create_tables(host: str, port: int) -> None:
+    """The demo tables and their customers, before the bridge starts: rows it finds there
+    (a snapshot's) rather than changes it streams."""
     conn = _admin_connection(host, port)
-    rng = random.Random(7)
     with conn.cursor() as cur:
         for statement in filter(str.strip, SCHEMA.split(";")):
             cur.execute(statement)
@@ -59,6 +62,13 @@ def write_workload(host: str, port: int, per_second: float, stop: threading.Even
             "INSERT IGNORE INTO demo.customers VALUES (%s, %s, %s, %s)",
             [(1, "Ada", "GB", True), (2, "Grace", "US", False), (3, "Zoë", "FR", False)],
         )
+    conn.close()
+
+
+def write_workload(host: str, port: int, per_second: float, stop: threading.Event) -> None:
+    """Inserts orders, pays and ships some, deletes a few: every kind of change, slowly."""
+    conn = _admin_connection(host, port)
+    rng = random.Random(7)
     while not stop.wait(1 / per_second):
         with conn.cursor() as cur:
             cur.execute(
@@ -95,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
     config = load_config(args.config)
     destination = config.destinations[0]
+    create_tables(destination.source.host, destination.source.port)
     stop = threading.Event()
     writer = threading.Thread(
         target=write_workload,

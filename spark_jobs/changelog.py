@@ -14,6 +14,10 @@ the files of committed batches (readers that go through Spark see only those), a
 checkpoint makes a restarted query resume after the last committed batch. Records that are
 not FlatMessages are dropped. Kafka's at-least-once duplicates (a bridge restart replays its
 unacknowledged batch) are kept: ``(binlog_file, binlog_position, row_index)`` identifies them.
+Rows a snapshot read (``snapshot_chunk`` set: ``schema.table;chunk``, from the record header
+``canal-bridge-snapshot``) are INSERTs sharing one binlog position per chunk (where the chunk
+went into the stream), told apart by their primary key; at least once, a restart may send a
+key's snapshot row again (from the chunk read again, at a later position).
 """
 
 from __future__ import annotations

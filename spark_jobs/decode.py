@@ -64,6 +64,8 @@ HEADER_FILE = "binlog.file"
 HEADER_POSITION = "binlog.position"
 HEADER_SERVER_ID = "binlog.server_id"
 HEADER_GTID = "binlog.gtid"
+# On a row a snapshot read rather than the binlog: ``schema.table;chunk`` (docs/snapshots.md).
+HEADER_SNAPSHOT = "canal-bridge-snapshot"
 
 ROW_TYPES = ("INSERT", "UPDATE", "DELETE")
 
@@ -178,6 +180,7 @@ def parse_messages(kafka: DataFrame) -> DataFrame:
             header(HEADER_POSITION).try_cast("bigint").alias("binlog_position"),
             header(HEADER_SERVER_ID).try_cast("bigint").alias("binlog_server_id"),
             header(HEADER_GTID).alias("binlog_gtid"),
+            header(HEADER_SNAPSHOT).alias("snapshot_chunk"),
             message.alias("m"),
         )
         .select(
@@ -252,6 +255,7 @@ CHANGE_COLUMNS = (
     "binlog_position",
     "binlog_server_id",
     "binlog_gtid",
+    "snapshot_chunk",
     "batch_id",
     "database",
     "table",

@@ -244,7 +244,7 @@ class SnapshotConfig(_Model):
 
     # initial: snapshot the filtered tables when the destination has no cursor, then stream;
     # never: stream only (changes from the start position on); initial_only: snapshot, stop.
-    mode: Literal["initial", "never", "initial_only"] = "never"
+    mode: Literal["initial", "never", "initial_only"] = "initial"
     # Narrows the destination's filter for snapshots (canal's regex syntax); '' : every table.
     tables: Annotated[str, AfterValidator(regex_list)] = ""
     chunk_size: int = Field(default=4096, ge=1, le=1_000_000)

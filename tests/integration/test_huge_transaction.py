@@ -37,6 +37,7 @@ def test_million_row_transaction_streams_with_bounded_memory(
         "transaction_size": 128,
         "store": {"buffer_size": 256},
         "mq": {"topic": "unused"},
+        "snapshot": {"mode": "never"},  # the transaction streamed from start, nothing else
     }
     DestinationConfig.model_validate(settings)  # fail here, not in the child, if invalid
     # Written while the consumer already runs, so the whole transaction passes the small store.

@@ -24,6 +24,7 @@ from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
 from bridge.mq.records import HEADER_FILE, HEADER_POSITION, HEADER_SERVER_ID, HEADER_SNAPSHOT
+from spark_jobs.decode import changes, parse_messages
 from spark_jobs.mirror import MirrorJob
 from spark_jobs.mirror_table import table_path
 from spark_jobs.reconcile import read_mirror
@@ -218,3 +219,20 @@ def test_a_snapshot_row_with_a_later_es_loses_to_the_change_after_it(
         "2": "snapshot",
         "3": "second read",
     }
+    # The changelog's rows name the chunk of each snapshot row (null for streamed ones).
+    kafka = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("subscribe", topic)
+        .option("includeHeaders", "true")
+        .load()
+    )
+    logged = changes(parse_messages(kafka)).orderBy("kafka_offset").collect()
+    assert [r.snapshot_chunk for r in logged] == [
+        "shop.stock;0",
+        None,
+        "shop.stock;0",
+        None,
+        "shop.stock;1",
+        "shop.stock;0",
+    ]

@@ -34,6 +34,7 @@ DESTINATION = DestinationConfig.model_validate(
         "store": {"buffer_size": 64},
         "batch_size": 64,
         "transaction_size": 8,
+        "snapshot": {"mode": "never"},  # a scripted source: streaming only
     }
 )
 
