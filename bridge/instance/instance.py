@@ -316,15 +316,20 @@ class Instance:
 
     def _read_from(self, start: EntryPosition, buffer: TransactionBuffer) -> None:
         assert self.parser is not None
-        for entry in self.parser.entries(start):
+        for batch in self.parser.batches(start):
             self._reading = True
-            # A heartbeat's header time is 0 (MySQL and MariaDB alike); the source sends one
-            # when it has nothing newer, so it means "caught up as of now".
-            seen = entry.header.execute_time
-            if entry.entry_type is EntryType.HEARTBEAT:
-                seen = int(time.time() * 1000)
-            self.last_event_ms = max(self.last_event_ms, seen)
-            buffer.add(entry)
+            for entry in batch:
+                # A heartbeat's header time is 0 (MySQL and MariaDB alike); the source sends
+                # one when it has nothing newer, so it means "caught up as of now".
+                seen = entry.header.execute_time
+                if entry.entry_type is EntryType.HEARTBEAT:
+                    seen = int(time.time() * 1000)
+                self.last_event_ms = max(self.last_event_ms, seen)
+            if self._handoff is None:
+                buffer.add_batch(batch)  # whole transactions of a batch in one put
+            else:
+                for entry in batch:  # snapshot chunks go in between any two transactions
+                    buffer.add(entry)
 
     def _flush(self, entries: Sequence[Entry]) -> None:
         handoff = self._handoff

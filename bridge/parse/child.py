@@ -31,7 +31,7 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -113,6 +113,13 @@ class ParserProcess:
 
     def entries(self, start: EntryPosition) -> Iterator[Entry]:
         """Entries from ``start`` until ``stop()``, as ``BinlogParser.entries`` yields them."""
+        with contextlib.closing(self.batches(start)) as batches:  # stops the child early too
+            for batch in batches:
+                yield from batch
+
+    def batches(self, start: EntryPosition) -> Generator[Sequence[Entry], None, None]:
+        """``entries()`` as the child's batches bring them: what it read before it would
+        have waited for the source, or ``BATCH_ENTRIES`` entries."""
         child = self._spawn(start)
         if child is None:
             return
@@ -123,7 +130,7 @@ class ParserProcess:
                 kind, payload = frame
                 if kind == _ERROR:
                     raise _error_from(payload)
-                yield from decoder.decode(payload)
+                yield decoder.decode(payload)
         finally:
             code = _end(child)
             with self._lock:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -49,6 +49,10 @@ class EntryReader(Protocol):
     def preflight(self) -> SourceFacts: ...
 
     def entries(self, start: EntryPosition) -> Iterator[Entry]: ...
+
+    def batches(self, start: EntryPosition) -> Iterator[Sequence[Entry]]:
+        """``entries()`` in the groups they arrive in (``TransactionBuffer.add_batch``)."""
+        ...
 
     def stop(self) -> None: ...
 
@@ -88,10 +92,19 @@ class BinlogParser:
             if self._dump_connection is not None:
                 self._dump_connection.close()
 
+    def batches(self, start: EntryPosition) -> Iterator[Sequence[Entry]]:
+        """``entries()`` one at a time: read in this process, an entry is yielded as soon as
+        it is decoded, so there is no group to hand on (``ParserProcess.batches`` has one)."""
+        for entry in self.entries(start):
+            yield (entry,)
+
     def entries(self, start: EntryPosition) -> Iterator[Entry]:
         """Entries from ``start`` (a transaction start, or a GTID) until ``stop()``."""
         facts = self.preflight()
         resume = start
+        # Where a new dump starts: at this transaction's BEGIN, or after its END or DDL (the
+        # position is made only when needed: two objects per one-row transaction otherwise).
+        boundary: tuple[Entry, bool] | None = None
         last: Entry | None = None  # the last entry yielded, heartbeats aside
         backoff = Backoff(1.0, self._max_backoff_s)
         while not self._stopping.is_set():
@@ -109,16 +122,19 @@ class BinlogParser:
                         last = entry
                     backoff.reset()
                     if entry_type is EntryType.TRANSACTIONBEGIN:
-                        resume = position_of(entry)
+                        boundary = (entry, False)
                     elif entry_type is EntryType.TRANSACTIONEND or (
                         entry.row_change is not None and entry.row_change.is_ddl
                     ):
-                        resume = resume_position_after(entry)
+                        boundary = (entry, True)
                     yield entry
                 return
             except SourceUnreachable as exc:
                 if self._stopping.is_set():
                     return
+                if boundary is not None:
+                    entry, after = boundary
+                    resume = resume_position_after(entry) if after else position_of(entry)
                 delay = backoff.next()
                 log.warning(
                     "%s; retrying from %s:%s in %.1fs",

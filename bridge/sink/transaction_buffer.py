@@ -12,6 +12,12 @@ When a flush happens (canal's ``add``):
 4. HEARTBEAT: buffer it, then flush (the source is idle: deliver what is waiting).
 5. Any entry that fills the buffer to ``transaction_size`` flushes it.
 
+``add_batch`` takes the entries that arrived together (one batch of the binlog reader process)
+and flushes the whole transactions among them together, at the batch's end: one flush (one
+sink lock, one store put, one wake-up of the MQ worker) for hundreds of one-row transactions
+instead of one each. It delays nothing (the whole batch is already here), and the rules above
+still decide every other flush; a flush ends on a transaction boundary as before.
+
 If the flush callback raises, nothing is dropped: the entries stay buffered, the error
 propagates to the caller, and a later ``flush()`` (or ``reset()`` on a parser restart) decides
 their fate. The buffer never holds more than ``transaction_size`` entries: a full buffer must
@@ -21,7 +27,7 @@ be flushed successfully before another entry is accepted.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from bridge.entry import Entry, EntryType
 from bridge.sink.exceptions import SinkError
@@ -36,6 +42,8 @@ class TransactionBuffer:
         self.transaction_size = transaction_size
         self._callback = flush_callback
         self._buffer: list[Entry] = []
+        # add_batch: buffered entries up to here are whole transactions, not yet flushed.
+        self._complete = 0
         self._lock = threading.RLock()
 
     def __len__(self) -> int:
@@ -54,6 +62,34 @@ class TransactionBuffer:
             ):
                 self._flush()
 
+    def add_batch(self, entries: Sequence[Entry]) -> None:
+        """``add`` for each entry, except that a TRANSACTIONEND does not flush at once: the
+        transactions completed by ``entries`` are flushed together at the end (module
+        docstring). A transaction left open stays buffered, as with ``add``."""
+        with self._lock:
+            size = self.transaction_size
+            for entry in entries:
+                kind = entry.entry_type
+                # The rules of add() apply to the open transaction (what follows the whole
+                # ones); whole ones are flushed first whenever the open one is, or for room.
+                open_piece = len(self._buffer) - self._complete
+                if (kind is EntryType.TRANSACTIONBEGIN and open_piece) or open_piece >= size:
+                    self._flush_in_order()
+                elif len(self._buffer) >= size:
+                    self._flush_complete()
+                self._buffer.append(entry)
+                if kind is EntryType.TRANSACTIONEND:
+                    self._complete = len(self._buffer)
+                elif (
+                    kind is EntryType.HEARTBEAT
+                    or (kind is EntryType.ROWDATA and not _is_dml(entry))
+                    or len(self._buffer) - self._complete >= size
+                ):
+                    self._flush_in_order()
+                if len(self._buffer) >= size:
+                    self._flush_complete()
+            self._flush_complete()
+
     def flush(self) -> None:
         """Hand everything buffered to the callback (e.g. on an idle timer)."""
         with self._lock:
@@ -63,6 +99,7 @@ class TransactionBuffer:
         """Drop buffered entries: the parser restarts from a transaction boundary anyway."""
         with self._lock:
             self._buffer = []
+            self._complete = 0
 
     def _flush(self) -> None:
         if not self._buffer:
@@ -70,6 +107,25 @@ class TransactionBuffer:
         pending = list(self._buffer)
         self._callback(pending)  # on failure the entries stay buffered
         self._buffer = []
+        self._complete = 0
+
+    def _flush_complete(self) -> None:
+        """Flush the whole transactions buffered by ``add_batch``, keeping an open one."""
+        complete = self._complete
+        if complete == 0:
+            return
+        if complete == len(self._buffer):
+            self._flush()
+            return
+        self._callback(self._buffer[:complete])  # on failure the entries stay buffered
+        del self._buffer[:complete]
+        self._complete = 0
+
+    def _flush_in_order(self) -> None:
+        """Flush everything, the whole transactions first: each flush that ends on a
+        transaction end lets the instance record that boundary, as ``add`` would have."""
+        self._flush_complete()
+        self._flush()
 
 
 def _is_dml(entry: Entry) -> bool:

@@ -14,7 +14,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bridge.position import LogPosition, PositionRange, ack_position_after
+from bridge.position import (
+    LogPosition,
+    PositionRange,
+    resume_position_after,
+    snapshot_progress_of,
+)
 from bridge.store.base import BatchMode, Event, Events
 from bridge.store.exceptions import (
     AckOutOfRange,
@@ -288,11 +293,24 @@ class MemoryEventStore:
 def _range_of(events: list[Event]) -> PositionRange | None:
     """start/end of the batch; ack after its last ack point (transaction end, DDL, snapshot
     row; None without one), with the newest snapshot progress of the batch up to there (the
-    server keeps the cursor's own when the batch has none)."""
+    server keeps the cursor's own when the batch has none). Found from the end: a batch of
+    one-row transactions holds a thousand ack points, and only the last one is the ack (the
+    progress, as ``ack_position_after`` keeps it: the newest an ack point up to it carries)."""
     if not events:
         return None
     ack: LogPosition | None = None
-    for event in events:
-        if event.is_ack_point:
-            ack = ack_position_after(event.identity, event.entry, ack)
+    for index in range(len(events) - 1, -1, -1):
+        last = events[index]
+        if last.is_ack_point:
+            progress = next(
+                (
+                    found
+                    for event in reversed(events[: index + 1])
+                    if event.is_ack_point
+                    and (found := snapshot_progress_of(event.entry)) is not None
+                ),
+                None,
+            )
+            ack = LogPosition(last.identity, resume_position_after(last.entry), progress)
+            break
     return PositionRange(events[0].log_position(), events[-1].log_position(), ack)

@@ -33,7 +33,7 @@ class RefusingParser:
     def stop(self) -> None:
         pass
 
-    def entries(self, start: EntryPosition) -> Iterator[Entry]:
+    def batches(self, start: EntryPosition) -> Iterator[list[Entry]]:
         self.refused.set()
         raise BinlogPositionUnreadable(start, SERVER_SAYS)
         yield  # a generator, as the real readers are

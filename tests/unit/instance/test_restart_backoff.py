@@ -38,7 +38,7 @@ class FailingParser:
     def stop(self) -> None:
         self._stopped.set()
 
-    def entries(self, start: EntryPosition) -> Iterator[Entry]:
+    def batches(self, start: EntryPosition) -> Iterator[list[Entry]]:
         self.running.set()
         self._stopped.wait(10)
         yield from ()

@@ -80,11 +80,13 @@ class ScriptedParser:
     def stop(self) -> None:
         self._stopped.set()
 
-    def entries(self, start: EntryPosition) -> Iterator[Entry]:
+    def batches(self, start: EntryPosition) -> Iterator[list[Entry]]:
+        """The script from ``start`` in one batch, as the binlog reader process sends what
+        it has read (TransactionBuffer.add_batch)."""
         self.starts.append(start)
-        for entry in self.entries_script:
-            if entry.header.logfile_offset >= (start.position or 0):
-                yield entry
+        batch = [e for e in self.entries_script if e.header.logfile_offset >= (start.position or 0)]
+        if batch:
+            yield batch
         self._stopped.wait(10)
 
 
