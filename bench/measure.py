@@ -86,7 +86,7 @@ def shared_cpu() -> SharedCpu:
 
 def usage_of(pid: int) -> Usage:
     cpu = peak_kb = 0.0
-    for index, member in enumerate(_process_tree(pid)):
+    for index, member in enumerate(process_tree(pid)):
         try:
             stat = Path(f"/proc/{member}/stat").read_text()
             status = Path(f"/proc/{member}/status").read_text()
@@ -103,7 +103,7 @@ def usage_of(pid: int) -> Usage:
     return Usage(cpu, peak_kb / 1024)
 
 
-def _process_tree(pid: int) -> list[int]:
+def process_tree(pid: int) -> list[int]:
     """``pid`` first, then its live descendants."""
     tree, index = [pid], 0
     while index < len(tree):
@@ -150,6 +150,9 @@ class BridgeRun:
     # Run the bridge from this folder: its ``bridge`` package is imported from there (the
     # working directory comes first on ``sys.path``), e.g. an older commit's to compare with.
     root: Path | None = None
+    # A config written by the caller (bench.many_destinations: many destinations), used as it
+    # is instead of the one-destination config above; it should listen on ``port``.
+    config_file: Path | None = None
 
     def __post_init__(self) -> None:
         self.port = free_port()
@@ -160,6 +163,8 @@ class BridgeRun:
         self.started_at = 0.0
 
     def config(self) -> Path:
+        if self.config_file is not None:
+            return self.config_file
         host, port = mysql_address()
         destination: dict[str, Any] = {
             "name": self.name,
@@ -172,6 +177,8 @@ class BridgeRun:
             "filter": {"regex": self.schema + r"\..*"},
             "get_timeout_ms": self.get_timeout_ms,
             "mq": {"topic": self.topic},
+            # The workload's rows come from the binlog after ``start``, not from a snapshot.
+            "snapshot": {"mode": "never"},
         }
         if self.batch_size is not None:
             destination["batch_size"] = self.batch_size
@@ -205,7 +212,8 @@ class BridgeRun:
             )
         if self.profile is not None:
             spy = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(self.pid)]
-            spy += ["--format", "raw", "--threads", "--rate", "200", "-o", str(self.profile)]
+            spy += ["--format", "raw", "--threads", "--subprocesses", "--rate", "200"]
+            spy += ["-o", str(self.profile)]
             self.profiler = subprocess.Popen(spy, stdout=subprocess.DEVNULL)
 
     @property
