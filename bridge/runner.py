@@ -13,6 +13,7 @@ node is lost, and stands by for the rest until SIGINT/SIGTERM.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -53,7 +54,19 @@ def build_instance(
     ha: HaNode | None = None,
 ) -> Instance:
     """The destination's instance; its binlog reader may encode ahead as ``encoder`` allows."""
-    return Instance(destination, build_meta(config, ha), ahead=encoder.ahead())
+    placed = parser_placement(destination, len(config.destinations))
+    return Instance(placed, build_meta(config, ha), ahead=encoder.ahead())
+
+
+def parser_placement(destination: DestinationConfig, destinations: int) -> DestinationConfig:
+    """``parser_process: auto`` decided for a process configured with ``destinations``: a
+    child process each while there are no more of them than cores (a busy destination gets
+    a core of its own: the faster path, docs/benchmarks.md), else a thread each (a child
+    costs tens of MB even idle, too many for dozens of quiet destinations)."""
+    if destination.parser_process != "auto":
+        return destination
+    in_child = destinations <= (os.cpu_count() or 1)
+    return destination.model_copy(update={"parser_process": in_child})
 
 
 class Runner:

@@ -313,8 +313,9 @@ class DestinationConfig(_Model):
     snapshot: SnapshotConfig = SnapshotConfig()
     fallback_interval_s: int = Field(default=60, ge=0)
     heartbeat_period_s: float = Field(default=15, gt=0)
-    # Read and decode the binlog in a child process (a second core), or in a thread.
-    parser_process: bool = True
+    # Read and decode the binlog in a child process (a second core), or in a thread; auto: a
+    # child while the process has no more destinations than cores (bridge.runner).
+    parser_process: bool | Literal["auto"] = "auto"
 
     @model_validator(mode="after")
     def _transaction_fits_the_store(self) -> DestinationConfig:

@@ -533,7 +533,8 @@ class Instance:
 
 def _default_parser(config: DestinationConfig, ahead: AheadEncoding | None) -> EntryReader:
     values = decode_options(config)
-    if config.parser_process:
+    # 'auto' left undecided (an instance built without a runner) is one destination alone.
+    if config.parser_process is not False:
         return ParserProcess(
             config.source,
             time_zone=config.timestamp_time_zone,

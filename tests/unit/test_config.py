@@ -88,7 +88,7 @@ def test_defaults() -> None:
     assert not dest.store.ddl_isolation
     assert (dest.on_purged, dest.fallback_interval_s, dest.heartbeat_period_s) == ("fail", 60, 15)
     assert dest.timestamp_time_zone is None
-    assert dest.parser_process is True
+    assert dest.parser_process == "auto"
     assert (dest.mq.partitions, dest.mq.ddl, dest.mq.oversize) == (1, "inline", "fail")
     assert dest.filter.regex == r".*\..*"
     assert (config.meta.store, config.meta.flush_period_ms) == ("file", 1000)
