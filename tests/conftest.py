@@ -24,6 +24,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import uuid
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
@@ -279,6 +280,46 @@ def admin_connection(mysql: MysqlEndpoint) -> Iterator[pymysql.connections.Conne
         yield conn
     finally:
         conn.close()
+
+
+@dataclass(frozen=True)
+class Account:
+    """A source account a test made (``replica_account``)."""
+
+    user: str
+    password: str
+
+
+@contextmanager
+def replica_account(
+    mysql: MysqlEndpoint, prefix: str, plugin: str | None = None
+) -> Iterator[Account]:
+    """A fresh account with exactly the privileges canal-bridge asks for (SELECT, REPLICATION
+    SLAVE, REPLICATION CLIENT: no writes), ``IDENTIFIED WITH plugin`` when given; dropped
+    afterwards."""
+    account = Account(f"{prefix}_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex}")
+    identified = f"IDENTIFIED WITH {plugin} BY %s" if plugin else "IDENTIFIED BY %s"
+    admin = connect_admin(mysql)
+    try:
+        with admin.cursor() as cur:
+            cur.execute(f"CREATE USER '{account.user}'@'%%' {identified}", (account.password,))
+            cur.execute(
+                "GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* "
+                f"TO '{account.user}'@'%'"
+            )
+        yield account
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f"DROP USER IF EXISTS '{account.user}'@'%'")
+        admin.close()
+
+
+@pytest.fixture
+def read_only_account(mysql: MysqlEndpoint) -> Iterator[Account]:
+    """An account that can read and replicate but not write (issue 18: snapshots need no
+    more)."""
+    with replica_account(mysql, "cb_ro") as account:
+        yield account
 
 
 @pytest.fixture

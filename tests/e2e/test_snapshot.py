@@ -1,260 +1,19 @@
-"""Snapshots end to end (issue 18, docs/snapshots.md): tables with 100k+ rows, a writer that
-keeps updating, deleting and inserting them, ``snapshot.mode: initial`` with a source account
-that has only SELECT, REPLICATION SLAVE and REPLICATION CLIENT, the bridge killed -9 twice
-during the snapshot; the topic's final state per key must equal the source's. The negative
-case turns the window's key dropping off and sees a stale row survive."""
+"""Snapshots end to end (issue 18, docs/snapshots.md), the negative case: the snapshot of
+tests/e2e/snapshot_load.py under a writer, with the window's key dropping turned off, leaves a
+key whose last record in Kafka is older than the source's row. The positive case (two kill -9,
+the topic and the Spark mirror equal to the source) is tests/spark/test_snapshot_kills.py."""
 
 from __future__ import annotations
 
-import random
-import threading
-import time
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import pymysql
 import pytest
-import yaml
 
 from bridge.instance.instance import KEEP_CHANGED_KEYS_ENV
-from tests.conftest import MysqlEndpoint, connect_admin
-from tests.e2e.bridge_process import BridgeProcess, create_topic, read_to_end, write_config
+from tests.conftest import Account, MysqlEndpoint
+from tests.e2e.snapshot_load import run_snapshot
 
 pytestmark = [pytest.mark.services, pytest.mark.both_servers]
-
-# (table, DDL, rows): one composite key; 110k rows in all.
-TABLES = (
-    ("items", "id BIGINT PRIMARY KEY, v INT NOT NULL, note VARCHAR(40)", 50_000),
-    (
-        "pairs",
-        "region VARCHAR(8) NOT NULL, n INT NOT NULL, v INT NOT NULL, PRIMARY KEY (region, n)",
-        40_000,
-    ),
-    ("notes", "id BIGINT PRIMARY KEY, v INT NOT NULL, note VARCHAR(40)", 20_000),
-)
-KEYS = {"items": ("id",), "pairs": ("region", "n"), "notes": ("id",)}
-REGIONS = ("eu", "us", "ap", "sa")
-
-Key = tuple[str, tuple[str, ...]]
-
-
-@dataclass(frozen=True)
-class Account:
-    user: str
-    password: str
-
-
-@pytest.fixture
-def read_only_account(mysql: MysqlEndpoint) -> Iterator[Account]:
-    """A source account with exactly the privileges issue 18 promises suffice (no writes)."""
-    account = Account(f"cb_snap_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex}")
-    admin = connect_admin(mysql)
-    try:
-        with admin.cursor() as cur:
-            cur.execute(f"CREATE USER '{account.user}'@'%%' IDENTIFIED BY %s", (account.password,))
-            cur.execute(
-                "GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* "
-                f"TO '{account.user}'@'%'"
-            )
-        yield account
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f"DROP USER IF EXISTS '{account.user}'@'%'")
-        admin.close()
-
-
-def _row_values(table: str, i: int) -> tuple[Any, ...]:
-    if table == "pairs":
-        return (REGIONS[i % 4], i // 4, 0)
-    return (i, 0, f"note {i}")
-
-
-def fill(mysql: MysqlEndpoint, schema: str) -> None:
-    conn = connect_admin(mysql)
-    try:
-        with conn.cursor() as cur:
-            for table, columns, rows in TABLES:
-                cur.execute(f"CREATE TABLE `{schema}`.{table} ({columns})")
-                marks = ", ".join(["%s"] * 3)
-                for first in range(0, rows, 5000):
-                    cur.executemany(
-                        f"INSERT INTO `{schema}`.{table} VALUES ({marks})",
-                        [_row_values(table, i) for i in range(first, min(rows, first + 5000))],
-                    )
-    finally:
-        conn.close()
-
-
-@dataclass
-class Writer:
-    """Updates (v+1), deletes and inserts rows of every table in small transactions until
-    stopped; records its worst statement latency."""
-
-    mysql: MysqlEndpoint
-    schema: str
-    stop: threading.Event = field(default_factory=threading.Event)
-    worst_s: float = 0.0
-    statements: int = 0
-    error: BaseException | None = None
-
-    def run(self) -> None:
-        rng = random.Random(18)
-        conn = connect_admin(self.mysql)
-        conn.autocommit(True)
-        next_id = {"items": 10_000_000, "notes": 10_000_000, "pairs": 10_000_000}
-        try:
-            while not self.stop.is_set():
-                table, _, rows = rng.choice(TABLES)
-                statements = []
-                for _ in range(rng.randint(1, 10)):
-                    i = rng.randrange(rows)
-                    roll = rng.random()
-                    where = "region = %s AND n = %s" if table == "pairs" else "id = %s"
-                    key = _row_values(table, i)[:2] if table == "pairs" else (i,)
-                    if roll < 0.8:
-                        statements.append((f"UPDATE {table} SET v = v + 1 WHERE {where}", key))
-                    elif roll < 0.9:
-                        statements.append((f"DELETE FROM {table} WHERE {where}", key))
-                    else:
-                        next_id[table] += 1
-                        values = _row_values(table, next_id[table])
-                        statements.append((f"INSERT INTO {table} VALUES (%s, %s, %s)", values))
-                with conn.cursor() as cur:
-                    cur.execute(f"USE `{self.schema}`")
-                    self._timed(cur, "BEGIN", ())
-                    for sql, params in statements:
-                        self._timed(cur, sql, params)
-                    self._timed(cur, "COMMIT", ())
-                time.sleep(0.002)
-        except BaseException as exc:
-            self.error = exc
-        finally:
-            conn.close()
-
-    def _timed(self, cur: Any, sql: str, params: tuple[Any, ...]) -> None:
-        started = time.perf_counter()
-        cur.execute(sql, params)
-        self.worst_s = max(self.worst_s, time.perf_counter() - started)
-        self.statements += 1
-
-
-def source_state(mysql: MysqlEndpoint, schema: str) -> dict[Key, dict[str, str]]:
-    conn = connect_admin(mysql)
-    state: dict[Key, dict[str, str]] = {}
-    try:
-        with conn.cursor(pymysql.cursors.DictCursor) as cur:
-            for table, _, _ in TABLES:
-                cur.execute(f"SELECT * FROM `{schema}`.{table}")
-                for row in cur.fetchall():
-                    text = {k: str(v) for k, v in row.items()}
-                    state[(table, tuple(text[k] for k in KEYS[table]))] = text
-    finally:
-        conn.close()
-    return state
-
-
-def topic_state(bootstrap: str, topic: str) -> tuple[dict[Key, dict[str, str]], int]:
-    """The topic folded per key (the last record wins, a DELETE removes), and its length."""
-    state: dict[Key, dict[str, str]] = {}
-    records = read_to_end(bootstrap, topic, timeout_s=120)
-    for _, _, _, message in records:
-        table = message.get("table")
-        if table not in KEYS or message.get("isDdl"):
-            continue
-        for row in message.get("data") or ():
-            key = (table, tuple(row[k] for k in KEYS[table]))
-            if message["type"] == "DELETE":
-                state.pop(key, None)
-            else:
-                state[key] = dict(row)
-    return state, len(records)
-
-
-def differences(source: dict[Key, dict[str, str]], kafka: dict[Key, dict[str, str]]) -> list[str]:
-    out = []
-    for key in sorted(set(source) | set(kafka)):
-        if source.get(key) != kafka.get(key):
-            out.append(f"{key}: source {source.get(key)} kafka {kafka.get(key)}")
-    return out
-
-
-def run_snapshot(
-    tmp_path: Path,
-    mysql: MysqlEndpoint,
-    kafka_bootstrap: str,
-    schema: str,
-    account: Account,
-    *,
-    kills: int,
-    env: dict[str, str] | None = None,
-) -> tuple[list[str], Writer, BridgeProcess]:
-    """Fill, start the writer, run the bridge (killed -9 ``kills`` times during the snapshot),
-    stop the writer once the snapshot is done, and compare the topic with the source."""
-    fill(mysql, schema)
-    topic = f"snapshot-{uuid.uuid4().hex[:8]}"
-    create_topic(kafka_bootstrap, topic, 1)
-    path = write_config(tmp_path / "destinations.yaml", mysql, kafka_bootstrap, schema, topic)
-    config = yaml.safe_load(path.read_text())
-    destination = config["destinations"][0]
-    destination["source"]["username"] = account.user
-    destination["snapshot"] = {"mode": "initial", "chunk_size": 2000, "parallelism": 2}
-    destination["snapshot"]["max_rows_per_second"] = 4000  # ~30 s: room for two kills
-    path.write_text(yaml.safe_dump(config))
-    writer = Writer(mysql, schema)
-    thread = threading.Thread(target=writer.run, daemon=True)
-    thread.start()
-    bridge = BridgeProcess(path, env={"CANAL_PASSWORD": account.password, **(env or {})})
-    try:
-        for _ in range(kills):
-            bridge.start()
-            bridge.wait_for_output("snapshot of", timeout_s=60)
-            time.sleep(6)
-            assert "snapshot done" not in bridge.output(), "the snapshot ended before the kill"
-            bridge.kill()
-        bridge.start()
-        bridge.wait_for_output("snapshot done", timeout_s=240)
-        time.sleep(2)
-    finally:
-        writer.stop.set()
-        thread.join(30)
-    assert writer.error is None, writer.error
-    print(
-        f"writer: {writer.statements} statements during the snapshot, "
-        f"worst statement latency {writer.worst_s * 1000:.1f} ms"
-    )
-    source = source_state(mysql, schema)
-    assert len(source) > 100_000
-    deadline = time.monotonic() + 120
-    length = -1
-    while True:  # until it matches, or the topic stops growing (the bridge caught up)
-        kafka, now = topic_state(kafka_bootstrap, topic)
-        diff = differences(source, kafka)
-        if not diff or now == length or time.monotonic() > deadline:
-            break
-        length = now
-        time.sleep(3)
-    return diff, writer, bridge
-
-
-def test_snapshot_under_writes_and_kills_converges_to_the_source(
-    tmp_path: Path,
-    mysql: MysqlEndpoint,
-    kafka_bootstrap: str,
-    scratch_schema: str,
-    read_only_account: Account,
-) -> None:
-    diff, _, bridge = run_snapshot(
-        tmp_path, mysql, kafka_bootstrap, scratch_schema, read_only_account, kills=2
-    )
-    try:
-        assert not diff, f"{len(diff)} keys differ, e.g. {diff[:5]}"
-        log = bridge.output()
-        assert "Traceback" not in log, log[-3000:]
-    finally:
-        bridge.kill()
 
 
 def test_without_dropping_changed_keys_a_stale_row_survives(
@@ -264,9 +23,7 @@ def test_without_dropping_changed_keys_a_stale_row_survives(
     scratch_schema: str,
     read_only_account: Account,
 ) -> None:
-    """The negative case: the same run (without kills) with the window's key dropping off
-    ends with some key whose last record in Kafka is older than the source's row."""
-    diff, _, bridge = run_snapshot(
+    run = run_snapshot(
         tmp_path,
         mysql,
         kafka_bootstrap,
@@ -275,5 +32,5 @@ def test_without_dropping_changed_keys_a_stale_row_survives(
         kills=0,
         env={KEEP_CHANGED_KEYS_ENV: "1"},
     )
-    bridge.kill()
-    assert diff, "no stale row without the window: the positive test could not fail"
+    run.bridge.kill()
+    assert run.differences, "no stale row without the window: the positive test could not fail"

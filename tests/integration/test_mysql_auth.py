@@ -18,9 +18,7 @@ test counts the RSA exchanges, so the path it claims is the path that ran.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ from bridge.check import check_source
 from bridge.config import DestinationConfig, MqConfig, SourceConfig
 from bridge.parse.exceptions import ParseError, SourceAccessDenied, SourceMisconfigured
 from bridge.parse.source import open_connection, preflight
-from tests.conftest import MysqlEndpoint, connect_admin
+from tests.conftest import Account, MysqlEndpoint, connect_admin, replica_account
 
 pytestmark = [
     pytest.mark.services,
@@ -42,32 +40,15 @@ pytestmark = [
 CA = Path(__file__).resolve().parents[2] / "var/services/mysql/data/ca.pem"
 
 
-@dataclass(frozen=True)
-class Account:
-    user: str
-    password: str
-
-
 @pytest.fixture
 def sha2_account(mysql: MysqlEndpoint) -> Iterator[Account]:
-    account = Account(f"cb_sha2_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex}")
-    admin = connect_admin(mysql)
-    try:
-        with admin.cursor() as cur:
-            cur.execute(
-                f"CREATE USER '{account.user}'@'%%' IDENTIFIED WITH caching_sha2_password BY %s",
-                (account.password,),
-            )
-            cur.execute(
-                "GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* "
-                f"TO '{account.user}'@'%'"
-            )
-        _flush_auth_cache(admin)
+    with replica_account(mysql, "cb_sha2", "caching_sha2_password") as account:
+        admin = connect_admin(mysql)
+        try:
+            _flush_auth_cache(admin)
+        finally:
+            admin.close()
         yield account
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f"DROP USER IF EXISTS '{account.user}'@'%'")
-        admin.close()
 
 
 def _flush_auth_cache(admin: pymysql.connections.Connection[Any]) -> None:

@@ -7,8 +7,6 @@ batch); the tests then mirror / log the topic and reconcile with MariaDB.
 
 from __future__ import annotations
 
-import argparse
-import io
 import itertools
 import os
 import signal
@@ -24,13 +22,13 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as sf
 
-from spark_jobs import reconcile
 from spark_jobs.changelog import ChangelogJob
 from spark_jobs.decode import changes, parse_messages
 from spark_jobs.mirror import BATCH_LOG, DDL_LOG, MirrorJob
 from spark_jobs.mirror_table import MirrorTable, current
 from spark_jobs.stream import StreamOptions
 from tests.conftest import MysqlEndpoint
+from tests.spark.mirroring import PASSWORD_ENV, reconcile_args, reconcile_table
 from tests.spark.pipeline import (
     Workload,
     bridge_config,
@@ -107,37 +105,11 @@ def _await(query: object) -> None:
     assert query.exception() is None  # type: ignore[attr-defined]
 
 
-def _reconcile_args(mirror: Path, table: str, mysql: MysqlEndpoint) -> argparse.Namespace:
-    os.environ["SPARK_TEST_RECONCILE_PASSWORD"] = mysql.admin_password
-    return reconcile.parse_args(
-        [
-            "--mirror",
-            str(mirror),
-            "--table",
-            table,
-            "--mysql",
-            mysql.address,
-            "--user",
-            mysql.admin_user,
-            "--password-env",
-            "SPARK_TEST_RECONCILE_PASSWORD",
-        ]
-    )
-
-
-def _reconcile(
-    spark: SparkSession, mirror: Path, table: str, mysql: MysqlEndpoint
-) -> tuple[int, str]:
-    out = io.StringIO()
-    code = reconcile.run(_reconcile_args(mirror, table, mysql), spark, out)
-    return code, out.getvalue()
-
-
 def _assert_mirror_identical(
     spark: SparkSession, mirror: Path, schema: str, mysql: MysqlEndpoint, tables: tuple[str, ...]
 ) -> None:
     for table in tables:
-        code, report = _reconcile(spark, mirror, f"{schema}.{table}", mysql)
+        code, report = reconcile_table(spark, mirror, f"{schema}.{table}", mysql)
         assert code == 0, report
 
 
@@ -150,8 +122,8 @@ def test_mixed_workload_with_bridge_restarts_mirrors_exactly(
     _assert_mirror_identical(spark, mirror, pipeline.schema, mysql, ("pairs", "marker"))
 
     # The command line, as an operator runs it, on the table with every type family.
-    env = {**os.environ, "SPARK_TEST_RECONCILE_PASSWORD": mysql.admin_password}
-    args = vars(_reconcile_args(mirror, f"{pipeline.schema}.everything", mysql))
+    env = {**os.environ, PASSWORD_ENV: mysql.admin_password}
+    args = vars(reconcile_args(mirror, f"{pipeline.schema}.everything", mysql))
     command = [sys.executable, "-m", "spark_jobs.reconcile"]
     for name in ("mirror", "table", "mysql", "user", "password_env"):
         command += [f"--{name.replace('_', '-')}", str(args[name])]
@@ -172,7 +144,7 @@ def test_mixed_workload_with_bridge_restarts_mirrors_exactly(
             f"UPDATE {pipeline.schema}.everything SET vc = 'tampered' WHERE id = %s", (key,)
         )
     try:
-        code, report = _reconcile(spark, mirror, f"{pipeline.schema}.everything", mysql)
+        code, report = reconcile_table(spark, mirror, f"{pipeline.schema}.everything", mysql)
     finally:
         with conn.cursor() as cur:
             cur.execute(

@@ -25,12 +25,11 @@ from pyspark.sql import SparkSession
 
 from bridge.mq.records import HEADER_FILE, HEADER_POSITION, HEADER_SERVER_ID, HEADER_SNAPSHOT
 from spark_jobs.decode import changes, parse_messages
-from spark_jobs.mirror import MirrorJob
 from spark_jobs.mirror_table import table_path
 from spark_jobs.reconcile import read_mirror
-from spark_jobs.stream import StreamOptions
 from tests.conftest import MysqlEndpoint
 from tests.e2e.bridge_process import create_topic, read_records_to_end
+from tests.spark.mirroring import mirror_topic, reconcile_table
 from tests.spark.pipeline import (
     PARTITIONS,
     Workload,
@@ -43,7 +42,6 @@ from tests.spark.pipeline import (
     stop_bridge,
     wait_for,
 )
-from tests.spark.test_pipeline import _reconcile
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(600)]
 
@@ -102,20 +100,6 @@ def snapshot_topic(
         conn.close()
 
 
-def _mirror(spark: SparkSession, bootstrap: str, topic: str, root: Path) -> Path:
-    mirror = root / "mirror"
-    options = StreamOptions(
-        bootstrap_servers=bootstrap,
-        checkpoint=str(root / "cp"),
-        topics=topic,
-        available_now=True,
-    )
-    query = MirrorJob(options, str(mirror)).start(spark)
-    assert query.awaitTermination(QUERY_TIMEOUT_S), "query still running"
-    assert query.exception() is None
-    return mirror
-
-
 def test_a_mirror_built_from_snapshot_and_stream_reconciles(
     spark: SparkSession,
     snapshot_topic: SnapshotTopic,
@@ -124,9 +108,9 @@ def test_a_mirror_built_from_snapshot_and_stream_reconciles(
     tmp_path: Path,
 ) -> None:
     assert snapshot_topic.snapshot_records > 100, "the snapshot brought too few rows to count"
-    mirror = _mirror(spark, kafka_bootstrap, snapshot_topic.topic, tmp_path)
+    mirror = mirror_topic(spark, kafka_bootstrap, snapshot_topic.topic, tmp_path)
     for table in TABLES:
-        code, report = _reconcile(spark, mirror, f"{snapshot_topic.schema}.{table}", mysql)
+        code, report = reconcile_table(spark, mirror, f"{snapshot_topic.schema}.{table}", mysql)
         assert code == 0, report
 
 
@@ -154,8 +138,8 @@ def test_without_its_snapshot_records_the_mirror_fails_reconcile(
         )
         copied += 1
     assert producer.flush(30) == 0 and copied > 0
-    mirror = _mirror(spark, kafka_bootstrap, stream_only, tmp_path)
-    code, report = _reconcile(spark, mirror, f"{snapshot_topic.schema}.everything", mysql)
+    mirror = mirror_topic(spark, kafka_bootstrap, stream_only, tmp_path)
+    code, report = reconcile_table(spark, mirror, f"{snapshot_topic.schema}.everything", mysql)
     assert code == 1, report
     assert "missing from the mirror" in report, report
 
@@ -212,7 +196,7 @@ def test_a_snapshot_row_with_a_later_es_loses_to_the_change_after_it(
     for value, record_headers in records:
         producer.produce(topic, value=value, key=b"k", partition=0, headers=record_headers)
     assert producer.flush(30) == 0
-    mirror = _mirror(spark, kafka_bootstrap, topic, tmp_path)
+    mirror = mirror_topic(spark, kafka_bootstrap, topic, tmp_path)
     _, rows = read_mirror(spark, table_path(str(mirror), "shop", "stock"), "UTC")
     assert {str(r["id"]): r["v"] for r in rows} == {
         "1": "streamed",
