@@ -18,7 +18,7 @@ descriptors.
 
 Prints a Markdown row for docs/benchmarks.md. Needs the local services:
 ``eval "$(deploy/local/services.sh env)"``. MariaDB's ``max_connections`` (151 in
-deploy/local) bounds N: each destination holds one replica connection.
+deploy/local) bounds N: each destination holds a replica connection and one for table definitions.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def own_source(count: int) -> Iterator[Source]:
         "--log-bin=mysql-bin",
         "--server-id=7",
         "--binlog-format=ROW",
-        f"--max-connections={count + 50}",
+        f"--max-connections={3 * count + 50}",
     )
     try:
         server.start()
@@ -211,6 +211,9 @@ def write_config(
             "start": {"journal_name": journal, "position": position},
             "filter": {"regex": rf"{schema}\.t{index:03d}"},
             "mq": {"topic": topic},
+            # Streaming cost only: with the default (initial) each destination would first
+            # snapshot its table on snapshot.parallelism connections of its own.
+            "snapshot": {"mode": "never"},
             **settings,
         }
         destinations.append(destination)
