@@ -6,6 +6,16 @@ REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VAR_DIR=${CANAL_BRIDGE_VAR_DIR:-$REPO_ROOT/var}
 SERVICES_DIR=$VAR_DIR/services
 CACHE_DIR=$VAR_DIR/cache
+# Downloads and builds (jars, the sid root, promtool, wheels, the image's base) are kept in a
+# folder outside the clone, which var/cache links to when it is first made: another clone on
+# the same machine (CI's fresh one) finds them there. A speed-up only: an empty or missing one
+# is filled as before, and var/cache as a plain folder (an older clone) is used as it is.
+SHARED_CACHE_DIR=${CANAL_BRIDGE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/canal-bridge}
+if [ ! -e "$CACHE_DIR" ] && [ ! -L "$CACHE_DIR" ] && mkdir -p "$SHARED_CACHE_DIR" "$VAR_DIR" 2>/dev/null; then
+  ln -s "$SHARED_CACHE_DIR" "$CACHE_DIR"
+elif [ -L "$CACHE_DIR" ] && [ ! -e "$CACHE_DIR" ]; then
+  mkdir -p "$(readlink "$CACHE_DIR")"  # the shared folder was removed: start it afresh
+fi
 VENV_DIR=$VAR_DIR/venv
 NATIVE_TARGET_DIR=$CACHE_DIR/native-target  # cargo's build folder for native/
 # A Debian sid root file system (debootstrap) that MySQL runs from, chrooted: nothing from sid
