@@ -1,4 +1,4 @@
-"""Snapshots (issue 18) on the paths tests/e2e/test_snapshot.py does not take: a table dropped
+"""Snapshots (issue 18) on the paths tests/e2e/snapshot_load.py's run does not take: a table dropped
 and one altered (ADD COLUMN) in the middle of their snapshot; a kill -9 mid-snapshot under
 ``mq.delivery: exactly_once`` (no duplicate read_committed; at-least-once shows the duplicates
 the kill causes); writer transactions that hold a row lock while a chunk reads it and commit
@@ -30,7 +30,7 @@ from tests.e2e.bridge_process import (
     read_records_to_end,
     write_config,
 )
-from tests.e2e.test_snapshot import (
+from tests.e2e.snapshot_load import (
     KEYS,
     Key,
     Writer,
@@ -213,7 +213,7 @@ def test_a_table_dropped_and_one_altered_mid_snapshot(
 
 
 def keyed_state(records: Iterable[ReadRecord]) -> dict[Key, dict[str, str]]:
-    """tests/e2e/test_snapshot.py's tables folded per key, as its ``topic_state`` does."""
+    """tests/e2e/snapshot_load.py's tables folded per key, as its ``topic_state`` does."""
     state: dict[Key, dict[str, str]] = {}
     for record in records:
         message = record.message

@@ -19,7 +19,7 @@ from bridge.ha import HEADER_NODE
 from bridge.mq.records import HEADER_SNAPSHOT
 from tests.conftest import MysqlEndpoint
 from tests.e2e.bridge_process import create_topic, write_config
-from tests.e2e.test_snapshot import Writer, fill, source_state
+from tests.e2e.snapshot_load import Writer, fill, source_state
 from tests.e2e.test_snapshot_paths import read_until_converged
 from tests.ha.cluster import address_of, ha_cluster
 from tests.ha.conftest import eventually
@@ -27,7 +27,7 @@ from tests.ha.conftest import eventually
 pytestmark = [pytest.mark.services, pytest.mark.timeout(420)]
 
 SESSION_S = 4.0
-INTEGER_KEYED = ("items", "notes")  # tests/e2e/test_snapshot.py's tables keyed by id
+INTEGER_KEYED = ("items", "notes")  # tests/e2e/snapshot_load.py's tables keyed by id
 
 
 def resumed_rows(log: str, table: str) -> int:
