@@ -10,6 +10,7 @@ import random
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,11 +138,10 @@ def source_state(mysql: MysqlEndpoint, schema: str) -> dict[Key, dict[str, str]]
     return state
 
 
-def topic_state(bootstrap: str, topic: str) -> tuple[dict[Key, dict[str, str]], int]:
-    """The topic folded per key (the last record wins, a DELETE removes), and its length."""
+def keyed_state(messages: Iterable[dict[str, Any]]) -> dict[Key, dict[str, str]]:
+    """The tables' rows folded per key from FlatMessages (the last wins, a DELETE removes)."""
     state: dict[Key, dict[str, str]] = {}
-    records = read_to_end(bootstrap, topic, timeout_s=120)
-    for _, _, _, message in records:
+    for message in messages:
         table = message.get("table")
         if table not in KEYS or message.get("isDdl"):
             continue
@@ -151,7 +151,13 @@ def topic_state(bootstrap: str, topic: str) -> tuple[dict[Key, dict[str, str]], 
                 state.pop(key, None)
             else:
                 state[key] = dict(row)
-    return state, len(records)
+    return state
+
+
+def topic_state(bootstrap: str, topic: str) -> tuple[dict[Key, dict[str, str]], int]:
+    """The topic folded per key (``keyed_state``), and its length."""
+    records = read_to_end(bootstrap, topic, timeout_s=120)
+    return keyed_state(message for *_, message in records), len(records)
 
 
 def differences(source: dict[Key, dict[str, str]], kafka: dict[Key, dict[str, str]]) -> list[str]:

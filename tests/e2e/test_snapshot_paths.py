@@ -31,11 +31,11 @@ from tests.e2e.bridge_process import (
     write_config,
 )
 from tests.e2e.snapshot_load import (
-    KEYS,
     Key,
     Writer,
     differences,
     fill,
+    keyed_state,
     source_state,
 )
 
@@ -212,23 +212,6 @@ def test_a_table_dropped_and_one_altered_mid_snapshot(
 # -------------------------------------------------------------------------- exactly-once
 
 
-def keyed_state(records: Iterable[ReadRecord]) -> dict[Key, dict[str, str]]:
-    """tests/e2e/snapshot_load.py's tables folded per key, as its ``topic_state`` does."""
-    state: dict[Key, dict[str, str]] = {}
-    for record in records:
-        message = record.message
-        table = message.get("table")
-        if table not in KEYS or message.get("isDdl"):
-            continue
-        for row in message.get("data") or ():
-            key = (table, tuple(row[k] for k in KEYS[table]))
-            if message["type"] == "DELETE":
-                state.pop(key, None)
-            else:
-                state[key] = dict(row)
-    return state
-
-
 def read_until_converged(
     kafka_bootstrap: str, topic: str, source: dict[Key, dict[str, str]], timeout_s: float = 120
 ) -> tuple[list[ReadRecord], list[str]]:
@@ -237,7 +220,7 @@ def read_until_converged(
     deadline = time.monotonic() + timeout_s
     while True:
         records = read_records_to_end(kafka_bootstrap, topic, timeout_s=120)
-        diff = differences(source, keyed_state(records))
+        diff = differences(source, keyed_state(r.message for r in records))
         if not diff or time.monotonic() > deadline:
             return records, diff
         time.sleep(2)
