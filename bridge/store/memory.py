@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from bridge.position import (
     LogPosition,
     PositionRange,
+    SnapshotProgress,
     resume_position_after,
     snapshot_progress_of,
 )
@@ -292,25 +293,21 @@ class MemoryEventStore:
 
 def _range_of(events: list[Event]) -> PositionRange | None:
     """start/end of the batch; ack after its last ack point (transaction end, DDL, snapshot
-    row; None without one), with the newest snapshot progress of the batch up to there (the
-    server keeps the cursor's own when the batch has none). Found from the end: a batch of
-    one-row transactions holds a thousand ack points, and only the last one is the ack (the
-    progress, as ``ack_position_after`` keeps it: the newest an ack point up to it carries)."""
+    row; None without one), with the newest snapshot progress an ack point of the batch
+    carries (the server keeps the cursor's own when the batch has none), as
+    ``ack_position_after`` keeps it. The position is made once, for the last ack point: a
+    batch of one-row transactions holds a thousand of them."""
     if not events:
         return None
-    ack: LogPosition | None = None
-    for index in range(len(events) - 1, -1, -1):
-        last = events[index]
-        if last.is_ack_point:
-            progress = next(
-                (
-                    found
-                    for event in reversed(events[: index + 1])
-                    if event.is_ack_point
-                    and (found := snapshot_progress_of(event.entry)) is not None
-                ),
-                None,
-            )
-            ack = LogPosition(last.identity, resume_position_after(last.entry), progress)
-            break
+    last: Event | None = None
+    progress: SnapshotProgress | None = None
+    for event in events:
+        if event.is_ack_point:
+            last = event
+            carried = snapshot_progress_of(event.entry)
+            if carried is not None:
+                progress = carried
+    ack = None
+    if last is not None:
+        ack = LogPosition(last.identity, resume_position_after(last.entry), progress)
     return PositionRange(events[0].log_position(), events[-1].log_position(), ack)
