@@ -42,7 +42,7 @@ class TransactionBuffer:
         self.transaction_size = transaction_size
         self._callback = flush_callback
         self._buffer: list[Entry] = []
-        # add_batch: buffered entries up to here are whole transactions, not yet flushed.
+        # Buffered entries up to here are whole transactions, not yet flushed (add_batch).
         self._complete = 0
         self._lock = threading.RLock()
 
@@ -50,28 +50,20 @@ class TransactionBuffer:
         return len(self._buffer)
 
     def add(self, entry: Entry) -> None:
-        with self._lock:
-            kind = entry.entry_type
-            if kind is EntryType.TRANSACTIONBEGIN or len(self._buffer) >= self.transaction_size:
-                self._flush()
-            self._buffer.append(entry)
-            if (
-                kind in (EntryType.TRANSACTIONEND, EntryType.HEARTBEAT)
-                or (kind is EntryType.ROWDATA and not _is_dml(entry))
-                or len(self._buffer) >= self.transaction_size
-            ):
-                self._flush()
+        """One entry by the rules above (``add_batch`` of one entry: a transaction it ends is
+        flushed at once)."""
+        self.add_batch((entry,))
 
     def add_batch(self, entries: Sequence[Entry]) -> None:
-        """``add`` for each entry, except that a TRANSACTIONEND does not flush at once: the
-        transactions completed by ``entries`` are flushed together at the end (module
-        docstring). A transaction left open stays buffered, as with ``add``."""
+        """The rules above for each entry, except that a TRANSACTIONEND does not flush at
+        once: the transactions completed by ``entries`` are flushed together at the end (module
+        docstring). A transaction left open stays buffered."""
         with self._lock:
             size = self.transaction_size
             for entry in entries:
                 kind = entry.entry_type
-                # The rules of add() apply to the open transaction (what follows the whole
-                # ones); whole ones are flushed first whenever the open one is, or for room.
+                # The rules apply to the open transaction (what follows the whole ones); whole
+                # ones are flushed first whenever the open one is, or for room.
                 open_piece = len(self._buffer) - self._complete
                 if (kind is EntryType.TRANSACTIONBEGIN and open_piece) or open_piece >= size:
                     self._flush_in_order()
@@ -110,7 +102,7 @@ class TransactionBuffer:
         self._complete = 0
 
     def _flush_complete(self) -> None:
-        """Flush the whole transactions buffered by ``add_batch``, keeping an open one."""
+        """Flush the whole transactions buffered, keeping an open one."""
         complete = self._complete
         if complete == 0:
             return
@@ -123,7 +115,7 @@ class TransactionBuffer:
 
     def _flush_in_order(self) -> None:
         """Flush everything, the whole transactions first: each flush that ends on a
-        transaction end lets the instance record that boundary, as ``add`` would have."""
+        transaction end lets the instance record that boundary."""
         self._flush_complete()
         self._flush()
 
