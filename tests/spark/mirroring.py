@@ -1,5 +1,5 @@
-"""Building a Delta mirror from a topic and reconciling it with the source, as the Spark tests
-do it (one place: tests/spark/test_*.py)."""
+"""What the Spark tests do with a topic, in one place: read it as a batch, build a Delta mirror
+from it, wait for a query, reconcile the mirror with the source."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import io
 import os
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
 
 from spark_jobs import reconcile
 from spark_jobs.mirror import MirrorJob
@@ -30,10 +31,26 @@ def mirror_topic(
         topics=topic,
         available_now=True,
     )
-    query = MirrorJob(options, str(mirror)).start(spark)
-    assert query.awaitTermination(timeout_s), "the mirror query is still running"
-    assert query.exception() is None
+    await_query(MirrorJob(options, str(mirror)).start(spark), timeout_s)
     return mirror
+
+
+def await_query(query: StreamingQuery, timeout_s: float = QUERY_TIMEOUT_S) -> None:
+    """Until an available-now query ends; it must end in time and without an error."""
+    assert query.awaitTermination(timeout_s), "query still running"
+    assert query.exception() is None
+
+
+def read_topic(spark: SparkSession, bootstrap: str, topic: str) -> DataFrame:
+    """The whole topic as a batch, headers included (``spark_jobs.decode.parse_messages``'
+    input)."""
+    return (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("includeHeaders", "true")
+        .load()
+    )
 
 
 def reconcile_args(mirror: Path, table: str, mysql: MysqlEndpoint) -> argparse.Namespace:

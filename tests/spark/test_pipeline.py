@@ -28,7 +28,15 @@ from spark_jobs.mirror import BATCH_LOG, DDL_LOG, MirrorJob
 from spark_jobs.mirror_table import MirrorTable, current
 from spark_jobs.stream import StreamOptions
 from tests.conftest import MysqlEndpoint
-from tests.spark.mirroring import PASSWORD_ENV, reconcile_args, reconcile_table
+from tests.spark.mirroring import (
+    PASSWORD_ENV,
+    QUERY_TIMEOUT_S,
+    await_query,
+    mirror_topic,
+    read_topic,
+    reconcile_args,
+    reconcile_table,
+)
 from tests.spark.pipeline import (
     Workload,
     bridge_config,
@@ -45,7 +53,6 @@ pytestmark = pytest.mark.services
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ("everything", "pairs", "marker")
-QUERY_TIMEOUT_S = 240
 
 
 @dataclass(frozen=True)
@@ -100,11 +107,6 @@ def _options(pipeline: Pipeline, checkpoint: Path, **extra: object) -> StreamOpt
     )
 
 
-def _await(query: object) -> None:
-    assert query.awaitTermination(QUERY_TIMEOUT_S), "query still running"  # type: ignore[attr-defined]
-    assert query.exception() is None  # type: ignore[attr-defined]
-
-
 def _assert_mirror_identical(
     spark: SparkSession, mirror: Path, schema: str, mysql: MysqlEndpoint, tables: tuple[str, ...]
 ) -> None:
@@ -117,8 +119,7 @@ def _assert_mirror_identical(
 def test_mixed_workload_with_bridge_restarts_mirrors_exactly(
     spark: SparkSession, pipeline: Pipeline, mysql: MysqlEndpoint, tmp_path: Path
 ) -> None:
-    mirror = tmp_path / "mirror"
-    _await(MirrorJob(_options(pipeline, tmp_path / "cp"), str(mirror)).start(spark))
+    mirror = mirror_topic(spark, pipeline.bootstrap, pipeline.topic, tmp_path)
     _assert_mirror_identical(spark, mirror, pipeline.schema, mysql, ("pairs", "marker"))
 
     # The command line, as an operator runs it, on the table with every type family.
@@ -184,7 +185,7 @@ def test_mirror_restarted_from_its_checkpoint_neither_loses_nor_double_applies(
         options = _options(pipeline, checkpoint, max_offsets_per_trigger=per_batch)
         query = MirrorJob(options, str(mirror), after_batch).start(spark)
         if crash_in is None:
-            _await(query)
+            await_query(query)
         else:
             with pytest.raises(StreamingQueryException, match="injected failure"):
                 query.awaitTermination(QUERY_TIMEOUT_S)
@@ -212,13 +213,7 @@ def test_changelog_keeps_every_change_once_across_a_restart(
     spark: SparkSession, pipeline: Pipeline, tmp_path: Path
 ) -> None:
     output, checkpoint = tmp_path / "changelog", tmp_path / "cp"
-    kafka = (
-        spark.read.format("kafka")
-        .option("kafka.bootstrap.servers", pipeline.bootstrap)
-        .option("subscribe", pipeline.topic)
-        .option("includeHeaders", "true")
-        .load()
-    )
+    kafka = read_topic(spark, pipeline.bootstrap, pipeline.topic)
     expected = changes(parse_messages(kafka), include_ddl=True).count()
 
     first = ChangelogJob(
@@ -236,7 +231,7 @@ def test_changelog_keeps_every_change_once_across_a_restart(
         assert first.exception() is None and time.monotonic() < deadline
         time.sleep(0.2)
     first.stop()
-    _await(ChangelogJob(_options(pipeline, checkpoint), str(output)).start(spark))
+    await_query(ChangelogJob(_options(pipeline, checkpoint), str(output)).start(spark))
 
     log = spark.read.parquet(str(output))
     assert log.count() == expected
@@ -280,7 +275,7 @@ def test_add_column_mid_stream_reaches_the_mirror(
                 )
             cur.execute(f"INSERT INTO {schema}.emptied VALUES (1, 'a'), (2, 'b')")
         wait_for(kafka_bootstrap, topic, mark(mysql, schema, 1), timeout_s=60)
-        _await(MirrorJob(_options(pipeline, checkpoint), str(mirror)).start(spark))
+        await_query(MirrorJob(_options(pipeline, checkpoint), str(mirror)).start(spark))
 
         with conn.cursor() as cur:
             statements = [
@@ -309,7 +304,7 @@ def test_add_column_mid_stream_reaches_the_mirror(
 
     # The second run resumes from the checkpoint: one batch holding rows on both sides of
     # each DDL.
-    _await(MirrorJob(_options(pipeline, checkpoint), str(mirror)).start(spark))
+    await_query(MirrorJob(_options(pipeline, checkpoint), str(mirror)).start(spark))
 
     table = current(spark.read.format("delta").load(str(mirror / schema / "evolving")))
     columns = table.columns

@@ -29,7 +29,7 @@ from spark_jobs.mirror_table import table_path
 from spark_jobs.reconcile import read_mirror
 from tests.conftest import MysqlEndpoint
 from tests.e2e.bridge_process import create_topic, read_records_to_end
-from tests.spark.mirroring import mirror_topic, reconcile_table
+from tests.spark.mirroring import mirror_topic, read_topic, reconcile_table
 from tests.spark.pipeline import (
     PARTITIONS,
     Workload,
@@ -46,7 +46,6 @@ from tests.spark.pipeline import (
 pytestmark = [pytest.mark.services, pytest.mark.timeout(600)]
 
 TABLES = ("everything", "pairs", "marker")
-QUERY_TIMEOUT_S = 240
 
 
 @dataclass(frozen=True)
@@ -204,13 +203,7 @@ def test_a_snapshot_row_with_a_later_es_loses_to_the_change_after_it(
         "3": "second read",
     }
     # The changelog's rows name the chunk of each snapshot row (null for streamed ones).
-    kafka = (
-        spark.read.format("kafka")
-        .option("kafka.bootstrap.servers", kafka_bootstrap)
-        .option("subscribe", topic)
-        .option("includeHeaders", "true")
-        .load()
-    )
+    kafka = read_topic(spark, kafka_bootstrap, topic)
     logged = changes(parse_messages(kafka)).orderBy("kafka_offset").collect()
     assert [r.snapshot_chunk for r in logged] == [
         "shop.stock;0",
