@@ -39,6 +39,7 @@ class ScriptedService:
         self.outstanding: list[int] = []
         self.next_id = 1
         self.calls: list[tuple[str, int]] = []
+        self.idle_waits: list[float | None] = []  # each get's idle_wait_s
         self._cond = threading.Condition()
 
     def push(self, *entries: Entry) -> None:
@@ -54,9 +55,16 @@ class ScriptedService:
         return self.cursor + len(self.outstanding)
 
     def get_without_ack(
-        self, client: ClientIdentity, batch_size: int, timeout_s: float | None = None
+        self,
+        client: ClientIdentity,
+        batch_size: int,
+        timeout_s: float | None = None,
+        *,
+        idle_wait_s: float | None = None,
     ) -> Message:
         with self._cond:
+            # Recorded, not waited (tests/unit/store covers the store's idle wait).
+            self.idle_waits.append(idle_wait_s)
             if timeout_s is not None and timeout_s > 0:
                 self._cond.wait_for(lambda: self._next_index() < len(self.batches), timeout_s)
             index = self._next_index()

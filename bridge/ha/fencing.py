@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 HEADER_NODE = "bridge.node"
 # The share of the session timeout an ownership proof lasts (see the module docstring).
 LEASE_FRACTION = 0.5
+# The longest idle wait of a get, as a share of the lease (check_fresh verifies at half).
+IDLE_WAIT_FRACTION = 0.25
 
 
 class ZkFence:
@@ -168,10 +170,19 @@ class FencedService:
         self._service.subscribe(client)
 
     def get_without_ack(
-        self, client: ClientIdentity, batch_size: int, timeout_s: float | None = None
+        self,
+        client: ClientIdentity,
+        batch_size: int,
+        timeout_s: float | None = None,
+        *,
+        idle_wait_s: float | None = None,
     ) -> Message:
         self._fence.check_fresh(client.destination)
-        return self._service.get_without_ack(client, batch_size, timeout_s)
+        if idle_wait_s is not None:
+            # An idle worker's get renews the lease (check_fresh): it must come round well
+            # within the lease, whatever its idle wait.
+            idle_wait_s = min(idle_wait_s, self._fence.lease_s * IDLE_WAIT_FRACTION)
+        return self._service.get_without_ack(client, batch_size, timeout_s, idle_wait_s=idle_wait_s)
 
     def ack(self, client: ClientIdentity, batch_id: int) -> None:
         self._fence.verify(client.destination)

@@ -33,10 +33,18 @@ class CanalService(Protocol):
     def subscribe(self, client: ClientIdentity) -> None: ...
 
     def get_without_ack(
-        self, client: ClientIdentity, batch_size: int, timeout_s: float | None = None
+        self,
+        client: ClientIdentity,
+        batch_size: int,
+        timeout_s: float | None = None,
+        *,
+        idle_wait_s: float | None = None,
     ) -> Message:
         """A batch that stays outstanding until acked or rolled back. ``timeout_s``: None ->
-        what is there now; <= 0 -> block for ``batch_size`` entries; > 0 -> wait that long."""
+        what is there now; <= 0 -> block for ``batch_size`` entries; > 0 -> wait that long.
+        ``idle_wait_s``: when nothing is there, first wait up to that long for a first entry
+        (empty if none comes); then ``timeout_s`` applies. An idle client wakes up when
+        there is work, not every ``timeout_s``."""
         ...
 
     def ack(self, client: ClientIdentity, batch_id: int) -> None:

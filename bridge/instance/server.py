@@ -54,12 +54,17 @@ class EmbeddedServer:
             instance.meta.subscribe(client)
 
     def get_without_ack(
-        self, client: ClientIdentity, batch_size: int, timeout_s: float | None = None
+        self,
+        client: ClientIdentity,
+        batch_size: int,
+        timeout_s: float | None = None,
+        *,
+        idle_wait_s: float | None = None,
     ) -> Message:
         instance = self.instance(client.destination)
         instance.check_alive()
         with instance.get_lock:
-            events = instance.store.get(batch_size, timeout_s)
+            events = instance.store.get(batch_size, timeout_s, idle_wait_s)
             if not events or events.range is None:
                 instance.check_alive()
                 return Message(EMPTY_BATCH_ID, ())

@@ -1,8 +1,10 @@
 """Periodic flushing of changed keys (the persistent meta manager's destinations).
 
-Changed keys are marked dirty; a background thread writes them every period, and ``stop()``
-writes what is left. A failed write keeps its key dirty for the next round, so a store that is
-briefly unreachable loses nothing that a later flush can write.
+Changed keys are marked dirty; a background thread writes them a period after the first
+change, and ``stop()`` writes what is left. While nothing changes the thread sleeps (a process
+with a hundred idle destinations has a hundred of these threads). A failed write keeps its
+key dirty for the next round, so a store that is briefly unreachable loses nothing that a
+later flush can write.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class PeriodicFlusher(Generic[K]):
         self._order = order
         self._dirty: set[K] = set()
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a key was marked, or stopping
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_error: MetaError | None = None
@@ -53,6 +56,7 @@ class PeriodicFlusher(Generic[K]):
     def mark(self, key: K) -> None:
         with self._lock:
             self._dirty.add(key)
+            self._changed.notify()
 
     def start(self) -> None:
         self._stopping.clear()
@@ -61,7 +65,9 @@ class PeriodicFlusher(Generic[K]):
 
     def stop(self) -> None:
         """Stop the thread, then write what is dirty; a failure of that last write raises."""
-        self._stopping.set()
+        with self._lock:
+            self._stopping.set()
+            self._changed.notify()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
@@ -84,10 +90,10 @@ class PeriodicFlusher(Generic[K]):
         return failure
 
     def _run(self) -> None:
-        """Flush every period; while the store fails, wait longer each time (``Backoff``) and
-        say so once per attempt, and once when it works again."""
+        """Once a key is dirty, flush a period later; while the store fails, wait longer each
+        time (``Backoff``) and say so once per attempt, and once when it works again."""
         wait_s = self.period_ms / 1000
-        while not self._stopping.wait(wait_s):
+        while self._await_change() and not self._stopping.wait(wait_s):
             failure = self.flush()
             if failure is not None:
                 wait_s = self._retry.next()
@@ -96,3 +102,10 @@ class PeriodicFlusher(Generic[K]):
                 log.warning("meta flush works again after %d failed attempts", self._retry.failures)
                 self._retry.reset()
                 wait_s = self.period_ms / 1000
+
+    def _await_change(self) -> bool:
+        """Sleep until a key is dirty (True) or the flusher stops (False)."""
+        with self._lock:
+            while not self._dirty and not self._stopping.is_set():
+                self._changed.wait()
+            return not self._stopping.is_set()

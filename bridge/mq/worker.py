@@ -54,6 +54,10 @@ class WorkerSettings:
     backoff_max_s: float = 30.0
     # An empty get returns at most this often, whatever the get timeout (canal sleeps 100 ms).
     idle_interval_s: float = 0.1
+    # Nothing there and nothing in flight: the get first waits up to this long for an entry
+    # (woken by the put), so an idle destination's loop comes round once a second rather than
+    # every get timeout. It also bounds how long stop() waits for an idle loop.
+    idle_wait_s: float = 1.0
     progress_log_interval_s: float = 10.0
     close_timeout_s: float = 5.0
     client_id: int = MQ_CLIENT_ID
@@ -113,8 +117,9 @@ class WorkerProgress:
 class MqWorker:
     """Moves one destination's batches to Kafka, at least once, in order.
 
-    1. Subscribe; then, until stopped: get a batch without ack. An empty get is followed by
-       the next one (the get timeout, at least ``idle_interval_s``, paces an idle loop).
+    1. Subscribe; then, until stopped: get a batch without ack. With nothing in flight the
+       get first waits up to ``idle_wait_s`` for an entry; an empty get is followed by the
+       next one (at least ``idle_interval_s`` apart).
     2. Build the batch's records (``RecordBuilder``: one FlatMessage per rows event split by
        partition, DDL and oversize per policy). ``RecordTooLarge`` (oversize policy ``fail``)
        stops this destination: the batch is rolled back and the error raised, never retried.
@@ -125,11 +130,11 @@ class MqWorker:
        one built after it), wait an exponential back-off with jitter, then get again, so the
        same data is produced again (at-least-once). A broker rejecting a record as too large
        (``BrokerRejectedTooLarge``) stops the destination.
-    4. ``stop()`` sets a flag: a get in progress returns within its timeout, a send in
-       progress is cancelled within ``FLUSH_SLICE_S``, a back-off wait ends at once; the
-       in-flight batch is rolled back. ``run()`` is ``try: loop finally: cleanup(failed)``,
-       and cleanup closes the producer, which the worker owns (waiting at most
-       ``close_timeout_s`` for records still in flight).
+    4. ``stop()`` sets a flag: a get in progress returns within its timeout (an idle one
+       within ``idle_wait_s``), a send in progress is cancelled within ``FLUSH_SLICE_S``, a
+       back-off wait ends at once; the in-flight batch is rolled back. ``run()`` is ``try:
+       loop finally: cleanup(failed)``, and cleanup closes the producer, which the worker
+       owns (waiting at most ``close_timeout_s`` for records still in flight).
     """
 
     def __init__(
@@ -234,7 +239,11 @@ class MqWorker:
         while not self._stopping.is_set():
             started = self._beat = self._clock()
             message = self._service.get_without_ack(
-                self.client, self.settings.batch_size, self.settings.get_timeout_s
+                self.client,
+                self.settings.batch_size,
+                self.settings.get_timeout_s,
+                # With a batch in flight, an empty get must return soon to settle it.
+                idle_wait_s=self.settings.idle_wait_s if self._sending is None else None,
             )
             self._beat = self._clock()
             self._log_progress_now_and_then()

@@ -90,8 +90,13 @@ class EventStore(Protocol):
 
     def try_put(self, events: Sequence[Event]) -> bool: ...
 
-    def get(self, batch_size: int, timeout: float | None = None) -> Events:
-        """``None``: what is there now; ``<= 0``: wait for a full batch; ``> 0``: wait so long."""
+    def get(
+        self, batch_size: int, timeout: float | None = None, idle_timeout: float | None = None
+    ) -> Events:
+        """``timeout`` ``None``: what is there now; ``<= 0``: wait for a full batch; ``> 0``:
+        wait so long. ``idle_timeout`` (> 0): when nothing at all is there, first wait up to
+        that long for an entry (returning empty if none comes), then as ``timeout`` says: an
+        idle client sleeps until there is work instead of coming round every ``timeout``."""
 
     def ack(self, target: int | LogPosition) -> None:
         """Free everything up to and including a sequence number or an entry's position."""

@@ -163,11 +163,19 @@ class MemoryEventStore:
 
     # -- get ---------------------------------------------------------------------------------
 
-    def get(self, batch_size: int, timeout: float | None = None) -> Events:
+    def get(
+        self, batch_size: int, timeout: float | None = None, idle_timeout: float | None = None
+    ) -> Events:
         if batch_size < 1:
             raise StoreError(f"batch_size must be >= 1, got {batch_size}")
         with self._lock:
             self._check_running("get")
+            if idle_timeout is not None and idle_timeout > 0 and not self._has_batch(1):
+                idle_deadline = time.monotonic() + idle_timeout
+                while not self._has_batch(1):
+                    if not self._wait(self._not_empty, idle_deadline):
+                        return self._do_get(batch_size)  # nothing came: empty
+                    self._check_running("get")
             if timeout is not None:
                 deadline = None if timeout <= 0 else time.monotonic() + timeout
                 while not self._has_batch(batch_size):

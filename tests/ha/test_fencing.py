@@ -20,6 +20,7 @@ from bridge.ha import (
     ZkLayout,
     ZkSession,
 )
+from bridge.ha.fencing import IDLE_WAIT_FRACTION
 from bridge.instance.api import Message
 from bridge.meta import ClientIdentity
 from bridge.mq.records import OutgoingRecord
@@ -34,14 +35,21 @@ CLIENT = ClientIdentity(D)
 class FakeService:
     def __init__(self) -> None:
         self.calls: list[str] = []
+        self.idle_waits: list[float | None] = []
 
     def subscribe(self, client: ClientIdentity) -> None:
         self.calls.append("subscribe")
 
     def get_without_ack(
-        self, client: ClientIdentity, batch_size: int, timeout_s: float | None = None
+        self,
+        client: ClientIdentity,
+        batch_size: int,
+        timeout_s: float | None = None,
+        *,
+        idle_wait_s: float | None = None,
     ) -> Message:
         self.calls.append("get")
+        self.idle_waits.append(idle_wait_s)
         return Message(-1, ())
 
     def ack(self, client: ClientIdentity, batch_id: int) -> None:
@@ -73,6 +81,20 @@ def test_owner_sends_and_acks_with_its_header(
         ("binlog.file", b"mysql-bin.000001"),
         (HEADER_NODE, b"10.0.0.1:42"),
     )
+
+
+def test_an_idle_get_waits_well_within_the_lease(
+    new_session: Callable[..., ZkSession], layout: ZkLayout
+) -> None:
+    session = new_session()
+    fence = ZkFence(session, layout)
+    _own(session, layout, fence)
+    service = FakeService()
+    fenced = FencedService(service, fence)
+    fenced.get_without_ack(CLIENT, 10, 0.1, idle_wait_s=3600)
+    fenced.get_without_ack(CLIENT, 10, 0.1, idle_wait_s=0.001)
+    fenced.get_without_ack(CLIENT, 10, 0.1)
+    assert service.idle_waits == [fence.lease_s * IDLE_WAIT_FRACTION, 0.001, None]
 
 
 def test_not_granted_is_refused_but_rollback_passes(

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -173,6 +174,35 @@ def test_periodic_flush_writes_without_stop(directory: Path) -> None:
             return bool(data["clientDatas"][0].get("cursor"))
 
         assert _wait_for(written)
+    finally:
+        m.stop()
+
+
+def _voluntary_switches(thread: threading.Thread) -> int:
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    (line,) = [line for line in status.splitlines() if line.startswith("voluntary_ctxt")]
+    return int(line.split()[1])
+
+
+def test_idle_flusher_sleeps_until_a_cursor_changes(directory: Path) -> None:
+    m = _manager(directory, period_ms=10)
+    m.start()
+    try:
+        (flusher,) = [
+            t
+            for t in threading.enumerate()
+            if t.name.startswith("meta-flush") and str(directory) in t.name
+        ]
+        m.subscribe(A)
+        time.sleep(0.1)  # the subscription's flush
+        before = _voluntary_switches(flusher)
+        time.sleep(0.5)  # 50 periods with nothing to write
+        assert _voluntary_switches(flusher) - before <= 2
+        m.update_cursor(A, pos(77))  # wakes it: written a period later
+        path = directory / "example" / "meta.dat"
+        assert _wait_for(
+            lambda: bool(json.loads(path.read_bytes())["clientDatas"][0].get("cursor"))
+        )
     finally:
         m.stop()
 

@@ -34,7 +34,12 @@ class IdleService:
         self.calls.append(f"subscribe {client.destination} {client.client_id}")
 
     def get_without_ack(
-        self, client: ClientIdentity, batch_size: int, timeout_s: float | None = None
+        self,
+        client: ClientIdentity,
+        batch_size: int,
+        timeout_s: float | None = None,
+        *,
+        idle_wait_s: float | None = None,
     ) -> Message:
         return Message(-1, ())
 

@@ -112,6 +112,10 @@ def test_batch_acked_after_its_records_are_confirmed(make: EntryMaker) -> None:
     assert {orjson.loads(r.value)["id"] for r in h.sender.sent[0]} == {1}
     assert h.sender.closed
     assert h.waits == []
+    # Only a get with nothing in flight may wait idle: with a batch in flight it returns
+    # soon, so the batch is settled.
+    idle = WorkerSettings().idle_wait_s
+    assert h.service.idle_waits == [idle, None, None, idle]
 
 
 def test_progress_counts_rows_messages_batches_and_the_cursor(make: EntryMaker) -> None:

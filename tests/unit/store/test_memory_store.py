@@ -288,6 +288,39 @@ def test_get_with_positive_timeout_on_empty_store_returns_empty(store: MemoryEve
     assert not store.get(2, timeout=0.05)
 
 
+def test_idle_get_sleeps_until_the_first_entry_then_waits_its_timeout(
+    store: MemoryEventStore,
+) -> None:
+    runner = _Runner(lambda: store.get(3, timeout=0.2, idle_timeout=30))
+    time.sleep(0.3)
+    assert runner.thread.is_alive()  # nothing there: the get timeout does not end the wait
+    started = time.monotonic()
+    store.put(rows(0, 1))
+    runner.join()
+    # Woken by the put; then the batch timeout (0.2 s) for more, partial after it.
+    assert _offsets(runner.result.events) == [0]  # type: ignore[attr-defined]
+    assert 0.15 <= time.monotonic() - started < 5
+
+
+def test_idle_get_returns_empty_after_its_idle_timeout(store: MemoryEventStore) -> None:
+    started = time.monotonic()
+    assert not store.get(3, timeout=10, idle_timeout=0.1)
+    assert 0.09 <= time.monotonic() - started < 5  # not the 10 s batch timeout
+
+
+def test_idle_timeout_is_ignored_when_entries_are_there(store: MemoryEventStore) -> None:
+    store.put(rows(0, 2))
+    assert len(store.get(5, timeout=None, idle_timeout=30)) == 2
+
+
+def test_stop_ends_an_idle_get(store: MemoryEventStore) -> None:
+    runner = _Runner(lambda: store.get(3, timeout=0.1, idle_timeout=30))
+    time.sleep(0.1)
+    store.stop()
+    runner.join()
+    assert isinstance(runner.error, StoreStopped)
+
+
 def test_batch_size_must_be_positive(store: MemoryEventStore) -> None:
     with pytest.raises(StoreError, match="batch_size"):
         store.get(0)
