@@ -49,10 +49,12 @@ def count_rows(topic: str) -> int:
     return sum(len(message["data"] or ()) for _, message in records(topic))
 
 
-def append_times(topic: str) -> dict[int, int]:
-    """Row id -> the broker's append time (ms) of the record carrying it."""
-    times: dict[int, int] = {}
+def arrival_times(topic: str) -> dict[int, tuple[int, int]]:
+    """Row id -> (the broker's append time, the FlatMessage's ``ts``: when the bridge built
+    it), in ms, of the record carrying it. The two split a row's latency into the bridge's
+    part up to building the record (reading the binlog included) and Kafka's."""
+    times: dict[int, tuple[int, int]] = {}
     for timestamp, message in records(topic):
         for row in message["data"] or ():
-            times[int(row["id"])] = timestamp
+            times[int(row["id"])] = (timestamp, int(message["ts"]))
     return times
