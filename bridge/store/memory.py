@@ -170,9 +170,11 @@ class MemoryEventStore:
             raise StoreError(f"batch_size must be >= 1, got {batch_size}")
         with self._lock:
             self._check_running("get")
-            if idle_timeout is not None and idle_timeout > 0 and not self._has_batch(1):
+            # Any entry ends the idle wait (not a batch of one: in MEMSIZE mode that means
+            # mem_unit bytes, which one small entry may not reach).
+            if idle_timeout is not None and idle_timeout > 0 and self._put_seq == self._get_seq:
                 idle_deadline = time.monotonic() + idle_timeout
-                while not self._has_batch(1):
+                while self._put_seq == self._get_seq:
                     if not self._wait(self._not_empty, idle_deadline):
                         return self._do_get(batch_size)  # nothing came: empty
                     self._check_running("get")

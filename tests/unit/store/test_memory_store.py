@@ -308,6 +308,16 @@ def test_idle_get_returns_empty_after_its_idle_timeout(store: MemoryEventStore) 
     assert 0.09 <= time.monotonic() - started < 5  # not the 10 s batch timeout
 
 
+def test_one_small_entry_ends_the_idle_wait_in_memsize_mode() -> None:
+    s = _store(4, BatchMode.MEMSIZE, mem_unit=1000)  # one 100-byte entry is no batch of one
+    runner = _Runner(lambda: s.get(1, timeout=0.05, idle_timeout=30))
+    time.sleep(0.1)
+    s.put(rows(0, 1))
+    runner.join()
+    assert _offsets(runner.result.events) == [0]  # type: ignore[attr-defined]
+    s.stop()
+
+
 def test_idle_timeout_is_ignored_when_entries_are_there(store: MemoryEventStore) -> None:
     store.put(rows(0, 2))
     assert len(store.get(5, timeout=None, idle_timeout=30)) == 2
