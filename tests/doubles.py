@@ -40,6 +40,7 @@ class ScriptedService:
         self.next_id = 1
         self.calls: list[tuple[str, int]] = []
         self.idle_waits: list[float | None] = []  # each get's idle_wait_s
+        self.wakes = 0
         self._cond = threading.Condition()
 
     def push(self, *entries: Entry) -> None:
@@ -81,6 +82,11 @@ class ScriptedService:
         if self.on_get is not None:
             self.on_get(message)
         return message
+
+    def wake(self, client: ClientIdentity) -> None:
+        with self._cond:
+            self.wakes += 1
+            self._cond.notify_all()
 
     def ack(self, client: ClientIdentity, batch_id: int) -> None:
         with self._cond:

@@ -191,6 +191,9 @@ class FencedService:
     def rollback(self, client: ClientIdentity, batch_id: int | None = None) -> None:
         self._service.rollback(client, batch_id)
 
+    def wake(self, client: ClientIdentity) -> None:
+        self._service.wake(client)  # never fenced: it only ends a wait
+
 
 class _LeaseCancel(threading.Event):
     """The producer's cancel flag: set when the worker stops, or once the lease ran out."""

@@ -47,6 +47,11 @@ class CanalService(Protocol):
         there is work, not every ``timeout_s``."""
         ...
 
+    def wake(self, client: ClientIdentity) -> None:
+        """End the client's idle wait in a get now (it is stopping): that get returns empty,
+        or the next one if none is under way."""
+        ...
+
     def ack(self, client: ClientIdentity, batch_id: int) -> None:
         """Batches ack strictly in order; acking moves the client's cursor."""
         ...

@@ -92,6 +92,11 @@ class EmbeddedServer:
             sequence = self._sequences.pop((client.destination, batch_id))
             instance.store.ack(sequence)
 
+    def wake(self, client: ClientIdentity) -> None:
+        instance = self._instances.get(client.destination)
+        if instance is not None:  # gone: no get of it to wake
+            instance.store.wake()
+
     def rollback(self, client: ClientIdentity, batch_id: int | None = None) -> None:
         """Drop every outstanding batch and rewind the store to the last ack.
 

@@ -55,8 +55,8 @@ class WorkerSettings:
     # An empty get returns at most this often, whatever the get timeout (canal sleeps 100 ms).
     idle_interval_s: float = 0.1
     # Nothing there and nothing in flight: the get first waits up to this long for an entry
-    # (woken by the put), so an idle destination's loop comes round once a second rather than
-    # every get timeout. It also bounds how long stop() waits for an idle loop.
+    # (woken by the put, or by stop()), so an idle destination's loop comes round once a
+    # second rather than every get timeout.
     idle_wait_s: float = 1.0
     progress_log_interval_s: float = 10.0
     close_timeout_s: float = 5.0
@@ -130,11 +130,11 @@ class MqWorker:
        one built after it), wait an exponential back-off with jitter, then get again, so the
        same data is produced again (at-least-once). A broker rejecting a record as too large
        (``BrokerRejectedTooLarge``) stops the destination.
-    4. ``stop()`` sets a flag: a get in progress returns within its timeout (an idle one
-       within ``idle_wait_s``), a send in progress is cancelled within ``FLUSH_SLICE_S``, a
-       back-off wait ends at once; the in-flight batch is rolled back. ``run()`` is ``try:
-       loop finally: cleanup(failed)``, and cleanup closes the producer, which the worker
-       owns (waiting at most ``close_timeout_s`` for records still in flight).
+    4. ``stop()`` sets a flag and wakes an idle get: a get in progress returns within its
+       timeout, a send in progress is cancelled within ``FLUSH_SLICE_S``, a back-off wait
+       ends at once; the in-flight batch is rolled back. ``run()`` is ``try: loop finally:
+       cleanup(failed)``, and cleanup closes the producer, which the worker owns (waiting at
+       most ``close_timeout_s`` for records still in flight).
     """
 
     def __init__(
@@ -186,6 +186,7 @@ class MqWorker:
     def stop(self) -> None:
         """Ask the loop to finish; it rolls back an in-flight batch and returns (see step 4)."""
         self._stopping.set()
+        self._service.wake(self.client)
 
     def join(self, timeout_s: float | None = None) -> bool:
         """Wait for the thread started by ``start()``; True once it has ended."""

@@ -98,6 +98,9 @@ class EventStore(Protocol):
         that long for an entry (returning empty if none comes), then as ``timeout`` says: an
         idle client sleeps until there is work instead of coming round every ``timeout``."""
 
+    def wake(self) -> None:
+        """End a get's idle wait (empty), or the next one's if none is under way."""
+
     def ack(self, target: int | LogPosition) -> None:
         """Free everything up to and including a sequence number or an entry's position."""
 

@@ -78,6 +78,7 @@ class MemoryEventStore:
         self._put_mem = self._get_mem = self._ack_mem = 0
         self._last_put: Event | None = None
         self._last_ack: Event | None = None
+        self._woken = False  # wake() came: the next idle wait ends at once
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -175,8 +176,9 @@ class MemoryEventStore:
             if idle_timeout is not None and idle_timeout > 0 and self._put_seq == self._get_seq:
                 idle_deadline = time.monotonic() + idle_timeout
                 while self._put_seq == self._get_seq:
-                    if not self._wait(self._not_empty, idle_deadline):
-                        return self._do_get(batch_size)  # nothing came: empty
+                    if self._woken or not self._wait(self._not_empty, idle_deadline):
+                        self._woken = False
+                        return self._do_get(batch_size)  # nothing came, or woken: empty
                     self._check_running("get")
             if timeout is not None:
                 deadline = None if timeout <= 0 else time.monotonic() + timeout
@@ -185,6 +187,13 @@ class MemoryEventStore:
                         break
                     self._check_running("get")
             return self._do_get(batch_size)
+
+    def wake(self) -> None:
+        """End a get's idle wait now, or the next one if none is under way (a stopping
+        client's: set before its get begins, the wake is not lost)."""
+        with self._lock:
+            self._woken = True
+            self._not_empty.notify_all()
 
     def _has_batch(self, batch_size: int) -> bool:
         if self.config.batch_mode is BatchMode.MEMSIZE:

@@ -58,6 +58,9 @@ class FakeService:
     def rollback(self, client: ClientIdentity, batch_id: int | None = None) -> None:
         self.calls.append(f"rollback {batch_id}")
 
+    def wake(self, client: ClientIdentity) -> None:
+        self.calls.append("wake")
+
 
 RECORD = OutgoingRecord("t", 0, b"k", b"{}", (("binlog.file", b"mysql-bin.000001"),))
 

@@ -13,6 +13,7 @@ import pytest
 from bridge.config import DestinationConfig, StoreConfig
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.instance import EmbeddedServer, Instance, InstanceFailed, mq_client
+from bridge.instance.api import Message
 from bridge.meta import (
     BatchOutOfOrder,
     FileCursorStore,
@@ -157,6 +158,31 @@ def test_rollback_then_get_returns_the_same_entries(script: list[Entry]) -> None
         again = server.get_without_ack(CLIENT, 4, 2.0)
         assert again.entries == first.entries
         assert again.batch_id > first.batch_id
+    finally:
+        server.stop_all()
+
+
+def test_wake_ends_an_idle_get_at_once(script: list[Entry]) -> None:
+    server = serve(ScriptedParser(script))
+    try:
+        drained = server.get_without_ack(CLIENT, len(script), 2.0)
+        assert len(drained.entries) == len(script)  # the next get has nothing to take
+        got: list[Message] = []
+        getter = threading.Thread(
+            target=lambda: got.append(server.get_without_ack(CLIENT, 100, 0.1, idle_wait_s=60))
+        )
+        getter.start()
+        time.sleep(0.2)
+        assert getter.is_alive()  # idle: waiting for an entry, past the get timeout
+        server.wake(CLIENT)
+        getter.join(5)
+        assert not getter.is_alive() and got[0].empty
+        # A wake with no get under way ends the next idle wait at once, and only that one.
+        server.wake(CLIENT)
+        assert server.get_without_ack(CLIENT, 100, None, idle_wait_s=60).empty
+        started = time.monotonic()
+        assert server.get_without_ack(CLIENT, 100, None, idle_wait_s=0.2).empty
+        assert time.monotonic() - started >= 0.15
     finally:
         server.stop_all()
 

@@ -49,6 +49,9 @@ class IdleService:
     def rollback(self, client: ClientIdentity, batch_id: int | None = None) -> None:
         self.calls.append(f"rollback {batch_id}")
 
+    def wake(self, client: ClientIdentity) -> None:
+        self.calls.append("wake")
+
 
 class QuietSender:
     def __init__(self) -> None:
@@ -95,6 +98,7 @@ class RecordingGuard:
             get_without_ack = service.get_without_ack
             ack = service.ack
             rollback = service.rollback
+            wake = service.wake
 
         return Wrapped()
 

@@ -116,6 +116,7 @@ def test_batch_acked_after_its_records_are_confirmed(make: EntryMaker) -> None:
     # soon, so the batch is settled.
     idle = WorkerSettings().idle_wait_s
     assert h.service.idle_waits == [idle, None, None, idle]
+    assert h.service.wakes == 1  # stop() woke the get, so that an idle one ends at once
 
 
 def test_progress_counts_rows_messages_batches_and_the_cursor(make: EntryMaker) -> None:
