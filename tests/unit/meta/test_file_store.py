@@ -167,15 +167,15 @@ def test_periodic_flush_writes_without_stop(directory: Path) -> None:
     try:
         m.subscribe(A)
         m.update_cursor(A, pos(77))
-        path = directory / "example" / "meta.dat"
-
-        def written() -> bool:
-            data = json.loads(path.read_bytes())
-            return bool(data["clientDatas"][0].get("cursor"))
-
-        assert _wait_for(written)
+        assert _wait_for(lambda: _cursor_written(directory))
     finally:
         m.stop()
+
+
+def _cursor_written(directory: Path) -> bool:
+    """The example destination's file holds a cursor (the flusher wrote it)."""
+    data = json.loads((directory / "example" / "meta.dat").read_bytes())
+    return bool(data["clientDatas"][0].get("cursor"))
 
 
 def _voluntary_switches(thread: threading.Thread) -> int:
@@ -199,10 +199,7 @@ def test_idle_flusher_sleeps_until_a_cursor_changes(directory: Path) -> None:
         time.sleep(0.5)  # 50 periods with nothing to write
         assert _voluntary_switches(flusher) - before <= 2
         m.update_cursor(A, pos(77))  # wakes it: written a period later
-        path = directory / "example" / "meta.dat"
-        assert _wait_for(
-            lambda: bool(json.loads(path.read_bytes())["clientDatas"][0].get("cursor"))
-        )
+        assert _wait_for(lambda: _cursor_written(directory))
     finally:
         m.stop()
 
