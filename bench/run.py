@@ -460,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
                 env=_bridge_env(args.bridge_env),
                 root=args.bridge_root,
                 settings=_bridge_settings(args.bridge_setting),
+                profile=args.profile,
             )
     command = "var/venv/bin/python -m bench.run " + shlex.join(argv or sys.argv[1:])
     text = report(

@@ -69,12 +69,14 @@ def snapshot_round(
     env: dict[str, str] | None = None,
     root: Path | None = None,
     settings: dict[str, Any] | None = None,
+    profile: Path | None = None,
 ) -> SnapshotRound:
     topic = f"bench-snapshot-{uuid.uuid4().hex[:8]}"
     create_topic(topic)
     chosen = dict(settings or {})
     chosen["snapshot"] = {"mode": "initial", **chosen.get("snapshot", {})}
     bridge = BridgeRun(workdir, SCHEMA, topic, None, env=env, root=root, settings=chosen)
+    bridge.profile = profile
     try:
         bridge.start_process()
         started = bridge.wait_for_log(STARTED)
@@ -118,13 +120,23 @@ def run_snapshot(
     env: dict[str, str] | None = None,
     root: Path | None = None,
     settings: dict[str, Any] | None = None,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
+    """``profile``: a folder for py-spy's raw stacks of the first round (``snapshot.txt``)."""
+    if profile is not None:
+        profile.mkdir(parents=True, exist_ok=True)
     load_s = load_wide_rows(rows)
     print(f"[snapshot] loaded {rows:,} wide rows in {load_s:.1f}s", flush=True)
     rounds = []
     for index in range(repeat):
         result = snapshot_round(
-            rows, workdir, check=index == 0, env=env, root=root, settings=settings
+            rows,
+            workdir,
+            check=index == 0,
+            env=env,
+            root=root,
+            settings=settings,
+            profile=profile / "snapshot.txt" if profile is not None and index == 0 else None,
         )
         print(f"[snapshot] round {index + 1}: {summary(result)}", flush=True)
         rounds.append(result)

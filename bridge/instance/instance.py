@@ -402,6 +402,7 @@ class Instance:
             plan,
             windows,
             lambda entries: self.sink.put_snapshot(entries, self.identity),
+            start=start,
             drop_changed_keys=os.environ.get(KEEP_CHANGED_KEYS_ENV) != "1",
         )
         self._handoff = handoff

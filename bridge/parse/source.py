@@ -536,13 +536,22 @@ def binlog_status(
         if server.mariadb:
             cur.execute("SELECT @@global.gtid_binlog_pos")
             gtid_row = cur.fetchone()
-            gtid_set = str(gtid_row[0] or "") if gtid_row is not None else ""
+            gtid_set = _text(gtid_row[0]) if gtid_row is not None else ""
         else:
-            gtid_set = str(row[4] or "") if len(row) > 4 else ""
+            gtid_set = _text(row[4]) if len(row) > 4 else ""
     return BinlogStatus(
-        EntryPosition(journal_name=str(row[0]), position=int(row[1])),
+        EntryPosition(journal_name=_text(row[0]), position=int(row[1])),
         gtid_set.replace("\n", ""),
     )
+
+
+def _text(value: Any) -> str:
+    """A status column as text. A connection whose ``character_set_results`` is binary (the
+    snapshot reader's) gets bytes: ``str()`` of them would be ``"b'mariadb-bin.000001'"``, a
+    file name that sorts before every real one."""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8")
+    return "" if value is None else str(value)
 
 
 def master_position(

@@ -65,18 +65,23 @@ class SnapshotHandoff:
         windows: WatermarkWindows,
         put: PutEntries,
         *,
+        start: EntryPosition | None = None,
         drop_changed_keys: bool = True,
     ) -> None:
-        """``put``: puts entries into the store (blocking while it is full).
-        ``drop_changed_keys=False`` disables the algorithm's one safety step, for the test
-        that shows a stale row reaching Kafka without it."""
+        """``put``: puts entries into the store (blocking while it is full). ``start``: where
+        the stream starts reading, a transaction boundary; a chunk whose high watermark it
+        has reached goes in at once, before the stream flushed anything (without it, the
+        first chunk of a snapshot of an idle source waited for the first heartbeat, up to
+        ``heartbeat_period_s``). ``drop_changed_keys=False`` disables the algorithm's one
+        safety step, for the test that shows a stale row reaching Kafka without it."""
         self.lock = threading.Lock()
         self.progress = progress  # as put into the store
         self.windows = windows
         self._put = put
         self._drop = drop_changed_keys
         self._pending: list[Chunk] = []
-        self._at: EntryPosition | None = None  # the stream's last transaction boundary
+        # The stream's last transaction boundary (a GTID-only start has no binlog position).
+        self._at: EntryPosition | None = start if start and start.journal_name else None
         self._between = True
 
     # -- the stream's side (under ``lock``) ---------------------------------------------------

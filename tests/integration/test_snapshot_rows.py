@@ -18,7 +18,7 @@ import pytest
 
 from bridge.entry import Column
 from bridge.parse.parser import BinlogParser
-from bridge.parse.source import parse_time_zone
+from bridge.parse.source import binlog_status, parse_time_zone, server_version
 from bridge.parse.values import BinaryEncoding, DecodeOptions, ValueMode
 from bridge.snapshot.rows import (
     SnapshotTable,
@@ -480,3 +480,19 @@ def test_a_keyless_table_is_refused_with_its_one_line(
         assert message.startswith(f"table {scratch_schema}.{table} has no primary key")
         assert message.endswith("add one, or narrow snapshot.tables")
     assert describe_table(admin_connection, scratch_schema, "gone", DecodeOptions()) is None
+
+
+def test_the_binlog_end_on_a_prepared_connection_names_its_file_as_text(
+    admin_connection: Connection, mysql: MysqlEndpoint
+) -> None:
+    # The high watermark is read on the snapshot's connection, whose results are binary: the
+    # file name came back as bytes and was compared as "b'mariadb-bin.000001'", which sorts
+    # before every real name, so a chunk went in before the stream reached its watermark.
+    server = server_version(admin_connection)  # as the reader does: asked before preparing
+    plain = binlog_status(admin_connection, server)
+    prepare_connection(admin_connection, DecodeOptions())
+    prepared = binlog_status(admin_connection, server)
+    assert prepared.position.journal_name == plain.position.journal_name
+    assert isinstance(prepared.position.journal_name, str)
+    assert not prepared.position.journal_name.startswith("b'")
+    assert prepared.gtid_set == plain.gtid_set and not prepared.gtid_set.startswith("b'")

@@ -35,10 +35,12 @@ def _chunk(low: tuple[str, int], high: int, keys: Sequence[str], *, last: bool =
     )
 
 
-def _handoff(*, drop: bool = True) -> tuple[SnapshotHandoff, list[Entry]]:
+def _handoff(
+    *, drop: bool = True, start: EntryPosition | None = None
+) -> tuple[SnapshotHandoff, list[Entry]]:
     put: list[Entry] = []
     windows = WatermarkWindows((BINLOG, 100), ["shop.orders"])
-    return SnapshotHandoff(PLAN, windows, put.extend, drop_changed_keys=drop), put
+    return SnapshotHandoff(PLAN, windows, put.extend, start=start, drop_changed_keys=drop), put
 
 
 def _at(offset: int) -> EntryPosition:
@@ -116,6 +118,38 @@ def test_an_idle_stream_past_high_puts_the_chunk_at_once_but_not_mid_transaction
     assert snapshot_progress_of(put[-1]) == SnapshotProgress(
         (TableProgress("shop.orders", [["int", "1"]], 1, done=True),)
     )
+
+
+def test_the_streams_start_is_a_boundary_a_chunk_goes_in_at_before_anything_flushed() -> None:
+    # An idle source: the stream flushes nothing and heartbeats come only every
+    # heartbeat_period_s; a chunk whose H the start already reached must not wait for one.
+    handoff, put = _handoff(start=_at(500))
+    reached = _chunk(handoff.windows.begin_chunk(), 500, ["1"])
+    handoff.offer(reached)
+    assert reached.done.is_set() and len(put) == 3
+    beyond = _chunk(handoff.windows.begin_chunk(), 501, ["2"])
+    handoff.offer(beyond)
+    assert not beyond.done.is_set() and len(put) == 3  # H past the start: it waits
+    with handoff.lock:
+        handoff.flushed(_at(501))
+    assert beyond.done.is_set() and len(put) == 6
+
+
+def test_without_a_start_a_chunk_waits_for_the_first_boundary() -> None:
+    handoff, put = _handoff()
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1"])
+    handoff.offer(chunk)
+    assert not chunk.done.is_set() and not put
+    with handoff.lock:
+        handoff.idle_at(_at(500))  # the first heartbeat
+    assert chunk.done.is_set() and len(put) == 3
+
+
+def test_a_gtid_only_start_is_no_binlog_boundary() -> None:
+    handoff, put = _handoff(start=EntryPosition(gtid="0-1-5"))
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1"])
+    handoff.offer(chunk)
+    assert not chunk.done.is_set() and not put
 
 
 def test_a_ddl_in_the_window_sends_the_chunk_back_to_be_read_again() -> None:
