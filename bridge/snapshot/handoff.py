@@ -20,7 +20,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from bridge.entry import Entry, EntryType, EventType, RowChange, RowData
+from bridge.construct import slotted_constructor
+from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.position import (
     EntryPosition,
     SnapshotHeader,
@@ -30,6 +31,12 @@ from bridge.position import (
 from bridge.snapshot.window import Key, Position, WatermarkWindows
 
 PutEntries = Callable[[Sequence[Entry]], None]
+
+_new_header = slotted_constructor(SnapshotHeader)
+_new_entry = slotted_constructor(Entry)
+_new_row_change = slotted_constructor(RowChange)
+_new_progress = slotted_constructor(SnapshotProgress)
+_new_table = slotted_constructor(TableProgress)
 
 
 @dataclass(eq=False)
@@ -151,39 +158,48 @@ class SnapshotHandoff:
         schema, _, table = chunk.table.partition(".")
         current = self.progress.table(chunk.table) or TableProgress(chunk.table)
         rows = current.rows
-        name = f"{chunk.table};{chunk.number}"
-        progress = self.progress
+        # Per row: the progress after it (the plan with this table's step replaced) and its
+        # entry. Built without the frozen dataclasses' __init__: a chunk makes thousands.
+        tables = self.progress.tables
+        place = next((i for i, t in enumerate(tables) if t.table == chunk.table), None)
+        before, after = (tables, ()) if place is None else (tables[:place], tables[place + 1 :])
 
-        def header(kind: EntryType, after: SnapshotProgress | None) -> SnapshotHeader:
-            return SnapshotHeader(
-                logfile_name=at.journal_name or "",
-                logfile_offset=at.position or 0,
-                server_id=at.server_id or 0,
-                execute_time=chunk.read_ms,
-                schema_name=schema,
-                table_name=table,
-                event_type=EventType.INSERT if kind is EntryType.ROWDATA else None,
-                gtid=at.gtid or "",
-                event_length=0,
-                chunk=name,
-                progress=after,
+        def progress_at(step: TableProgress) -> SnapshotProgress:
+            if place is None:  # not in the plan (cannot happen): the plan as it is
+                return self.progress
+            return _new_progress((*before, step, *after))
+
+        chunk_name = f"{chunk.table};{chunk.number}"
+
+        def header(event_type: EventType | None, progress: SnapshotProgress | None) -> Header:
+            return _new_header(
+                at.journal_name or "",
+                at.position or 0,
+                at.server_id or 0,
+                chunk.read_ms,
+                schema,
+                table,
+                event_type,
+                at.gtid or "",
+                0,
+                chunk_name,
+                progress,
             )
 
         entries: list[Entry] = [
-            Entry(header(EntryType.TRANSACTIONBEGIN, None), EntryType.TRANSACTIONBEGIN)
+            _new_entry(header(None, None), EntryType.TRANSACTIONBEGIN, None, "")
         ]
+        insert, rowdata, name = EventType.INSERT, EntryType.ROWDATA, chunk.table
         for row, key, encoded in zip(chunk.rows, chunk.keys, chunk.encoded_keys, strict=True):
             if self._drop and key in changed:
                 chunk.rows_dropped += 1
                 continue
             rows += 1
-            progress = progress.with_table(TableProgress(chunk.table, encoded, rows))
-            change = RowChange(EventType.INSERT, row_datas=(row,))
-            entries.append(Entry(header(EntryType.ROWDATA, progress), EntryType.ROWDATA, change))
-        progress = progress.with_table(
-            TableProgress(chunk.table, chunk.end_key, rows, done=chunk.last)
-        )
-        entries.append(Entry(header(EntryType.TRANSACTIONEND, progress), EntryType.TRANSACTIONEND))
+            step = progress_at(_new_table(name, encoded, rows, False))
+            change = _new_row_change(insert, False, "", "", (row,))
+            entries.append(_new_entry(header(insert, step), rowdata, change, ""))
+        progress = progress_at(TableProgress(chunk.table, chunk.end_key, rows, done=chunk.last))
+        entries.append(Entry(header(None, progress), EntryType.TRANSACTIONEND))
         self._put(entries)
         chunk.rows_put = rows - current.rows
         self.progress = progress

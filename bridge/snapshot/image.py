@@ -13,15 +13,15 @@ returns a ``ValueWriter``: the value as the snapshot's SELECT yields it (see
 DECIMAL, temporal values and JSON; bytes for strings, BIT, GEOMETRY and VECTOR) -> the bytes of
 the value in a row image. A value the type cannot hold raises ``ValueError``, never wrong bytes.
 
-``insert_body`` assembles one INSERT rows-event body (columns-present bitmap, NULL bitmap,
-values) for ``RowDecoder.decode("insert", ...)``.
+``rows_body`` assembles one INSERT rows-event body (columns-present bitmap, then a NULL bitmap
+and the values per row) for ``RowDecoder.decode("insert", ...)``; ``insert_body`` one row's.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -337,16 +337,29 @@ def make_writer(col: ColumnMeta) -> ValueWriter:
 
 
 def insert_body(writers: Sequence[ValueWriter], values: Sequence[Any]) -> bytes:
-    """The body of an INSERT rows event holding one row: every column present, the NULL
-    bitmap (None values), then the non-NULL values in column order."""
-    bitmap_size = (len(writers) + 7) // 8
-    present = ((1 << len(writers)) - 1).to_bytes(bitmap_size, "little")
-    nulls = 0
-    parts = [present, b""]
-    for i, (write, value) in enumerate(zip(writers, values, strict=True)):
-        if value is None:
-            nulls |= 1 << i
-        else:
-            parts.append(write(value))
-    parts[1] = nulls.to_bytes(bitmap_size, "little")
+    """The body of an INSERT rows event holding one row (``rows_body`` of one row)."""
+    return rows_body(writers, (values,))
+
+
+def rows_body(writers: Sequence[ValueWriter], rows: Iterable[Sequence[Any]]) -> bytes:
+    """The body of an INSERT rows event holding ``rows``, as the server writes a multi-row
+    INSERT: the columns-present bitmap (every column) once, then per row its NULL bitmap (None
+    values) and its non-NULL values in column order. Each row holds exactly one value per
+    writer; a snapshot decodes a whole chunk from one body, with one decoder call."""
+    count = len(writers)
+    bitmap_size = (count + 7) // 8
+    parts = [((1 << count) - 1).to_bytes(bitmap_size, "little")]
+    append = parts.append
+    for values in rows:
+        if len(values) != count:
+            raise ValueError(f"a row of {len(values)} values for {count} columns")
+        at = len(parts)
+        append(b"")
+        nulls = 0
+        for i, value in enumerate(values):
+            if value is None:
+                nulls |= 1 << i
+            else:
+                append(writers[i](value))
+        parts[at] = nulls.to_bytes(bitmap_size, "little")
     return b"".join(parts)

@@ -36,7 +36,6 @@ from bridge.position import TableProgress
 from bridge.snapshot import rows as snapshot_rows
 from bridge.snapshot.chunks import ChunkQuery, chunk_query
 from bridge.snapshot.handoff import Chunk, SnapshotHandoff
-from bridge.snapshot.window import key_of
 
 log = logging.getLogger(__name__)
 
@@ -297,12 +296,8 @@ class SnapshotReader:
             high = master_position(conn, self._server).sort_key()
             read_ms = int(time.time() * 1000)
             self._throttle.take(len(raw_rows), self._stopping)
-            rows = [snapshot_rows.row_data(shape, raw) for raw in raw_rows]
-            keys = []
-            for row in rows:
-                key = key_of(row.after, shape.key_columns)
-                assert key is not None, "a snapshot row lacks its own key columns"
-                keys.append(key)
+            rows = snapshot_rows.chunk_rows(shape, raw_rows)
+            keys = snapshot_rows.window_keys(shape, rows)
             encoded = [
                 snapshot_rows.encode_key(snapshot_rows.key_values(shape, raw)) for raw in raw_rows
             ]

@@ -26,32 +26,35 @@ Known difference: JSON scalars of SQL types (opaque values) are read as their te
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from bridge.entry import RowData
 from bridge.parse.codes import MysqlType
 from bridge.parse.convert import prints_display_widths
-from bridge.parse.rows import RowDecoder
+from bridge.parse.rows import DecodedRow, RowDecoder
 from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.parse.values import DecodeOptions, text_decoder
 from bridge.snapshot.chunks import quote_name
 from bridge.snapshot.columns import describe
 from bridge.snapshot.exceptions import TableWithoutKey, UnsupportedSnapshotColumn
-from bridge.snapshot.image import ValueWriter, insert_body, make_writer, text_of
+from bridge.snapshot.image import ValueWriter, make_writer, rows_body, text_of
+from bridge.snapshot.window import Key
 
 __all__ = [
     "SnapshotTable",
     "TableWithoutKey",
     "UnsupportedSnapshotColumn",
+    "chunk_rows",
     "decode_key",
     "describe_table",
     "encode_key",
     "key_values",
     "prepare_connection",
     "row_data",
+    "window_keys",
 ]
 
 # SQL read of a column by type code ("{}" is the quoted column); the column itself otherwise.
@@ -84,14 +87,16 @@ class SnapshotTable:
     second read (see ``key_positions``). ``key_columns``: the primary key, or the chosen
     unique index over NOT NULL columns, in index order (``ORDER BY`` these, quoted).
     ``key_positions``: where each key column's raw value sits in a selected row (pass the
-    row to ``key_values`` rather than reading them). ``decoder``: the stream's row decoder
-    for ``meta`` and the destination's options, bound once.
+    row to ``key_values`` rather than reading them); ``key_indexes``: each key column's
+    ordinal, where its rendered value sits in a decoded row (``window_keys``). ``decoder``:
+    the stream's row decoder for ``meta`` and the destination's options, bound once.
     """
 
     meta: TableMeta
     select_list: str
     key_columns: tuple[str, ...]
     key_positions: tuple[int, ...]
+    key_indexes: tuple[int, ...]
     decoder: RowDecoder = field(compare=False, repr=False)
     writers: tuple[ValueWriter, ...] = field(compare=False, repr=False)
     key_params: tuple[KeyParam, ...] = field(compare=False, repr=False)
@@ -148,6 +153,7 @@ def describe_table(
         select_list=", ".join(reads),
         key_columns=definition.key,
         key_positions=tuple(positions),
+        key_indexes=tuple(by_name[name].index for name in definition.key),
         decoder=RowDecoder(meta, options=options),
         writers=tuple(make_writer(col) for col in meta.columns),
         key_params=tuple(params),
@@ -156,13 +162,30 @@ def describe_table(
 
 def row_data(table: SnapshotTable, raw: Sequence[Any]) -> RowData:
     """One selected row (a tuple from a plain PyMySQL cursor) as the INSERT row the binlog
-    reader would produce for it: every column in ``after``, each ``updated``; values,
-    ``sqlType``, ``mysqlType``, ``isKey`` and ``isNull`` exactly the stream's. A value the
-    column cannot hold raises ``ValueError`` naming the column."""
-    count = len(table.writers)
-    body = insert_body(table.writers, raw[:count])
-    (row,) = table.decoder.decode("insert", body, count)
+    reader would produce for it (``chunk_rows`` of one row)."""
+    (row,) = chunk_rows(table, (raw,))
     return row
+
+
+def chunk_rows(table: SnapshotTable, raws: Sequence[Sequence[Any]]) -> tuple[DecodedRow, ...]:
+    """Selected rows as the INSERT rows the binlog reader would produce for them: every
+    column in ``after``, each ``updated``; values, ``sqlType``, ``mysqlType``, ``isKey`` and
+    ``isNull`` exactly the stream's. The rows are written as one multi-row rows event and
+    decoded by one decoder call (per row, the call and its set-up cost more than the
+    values). A value a column cannot hold raises ``ValueError`` naming the column."""
+    if not raws:
+        return ()
+    count = len(table.writers)
+    body = rows_body(table.writers, [raw[:count] for raw in raws])
+    return cast(tuple[DecodedRow, ...], table.decoder.decode("insert", body, count))
+
+
+def window_keys(table: SnapshotTable, rows: Iterable[DecodedRow]) -> list[Key]:
+    """The key of each decoded row as the watermark windows compare keys (the rendered values
+    of the key columns, ``bridge.snapshot.window.key_of`` of its Columns), read from its
+    values without making its Columns."""
+    indexes = table.key_indexes
+    return [tuple([row.new_values[i] for i in indexes]) for row in rows]
 
 
 def key_values(table: SnapshotTable, raw: Sequence[Any]) -> tuple[Any, ...]:

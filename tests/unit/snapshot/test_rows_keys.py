@@ -15,12 +15,15 @@ from bridge.snapshot.rows import (
     SnapshotTable,
     TableWithoutKey,
     UnsupportedSnapshotColumn,
+    chunk_rows,
     decode_key,
     describe_table,
     encode_key,
     key_values,
     row_data,
+    window_keys,
 )
+from bridge.snapshot.window import key_of
 
 OPTIONS = DecodeOptions()
 
@@ -171,6 +174,28 @@ def test_the_primary_key_wins_in_index_order_and_flags_is_key() -> None:
         ("u", "", False, "int(11)"),
     ]
     assert key_values(table, (b"k", 1, 2, None)) == (2, "k")
+
+
+def test_a_chunk_decodes_as_its_rows_one_by_one_and_keys_as_their_columns() -> None:
+    # A composite key out of column order, NULLs, an empty key string and a NULL-only row:
+    # one multi-row body, one decoder call, and the same rows as decoding each alone.
+    columns = [
+        column("a", "varchar", "varchar(8)", key="PRI", nullable=False,
+               collation="utf8mb4_general_ci", octets=32),
+        column("n", "int", "int(11)"),
+        column("b", "bigint", "bigint(20)", key="PRI", nullable=False),
+        column("u", "int", "int(11)", key="UNI"),
+    ]  # fmt: skip
+    table = described(columns, [("PRIMARY", "b", None), ("PRIMARY", "a", None)])
+    raws = [(b"k", 1, 2, None), (b"", None, -7, 9), ("ü".encode(), 2**31 - 1, 0, None)]
+    chunk = chunk_rows(table, raws)
+    assert list(chunk) == [row_data(table, raw) for raw in raws]
+    assert [row.after for row in chunk] == [row_data(table, raw).after for raw in raws]
+    assert window_keys(table, chunk) == [key_of(row.after, table.key_columns) for row in chunk]
+    assert window_keys(table, chunk) == [("2", "k"), ("-7", ""), ("0", "ü")]
+    assert chunk_rows(table, []) == ()
+    with pytest.raises(ValueError, match="3 values for 4 columns"):
+        chunk_rows(table, [(b"k", 1, 2, None), (b"x", 1, 2)])
 
 
 def test_the_smallest_unique_not_null_index_then_its_name() -> None:
