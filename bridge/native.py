@@ -13,6 +13,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
 
 
+class _ImageWriter(Protocol):
+    declined: int  # values of columns with a spec that went to their Python writer
+
+    def body(self, rows: Sequence[Sequence[Any]]) -> bytes: ...
+
+
 class Compiled(Protocol):
     """What ``canal_bridge_native`` offers (its Rust source says how each mirrors Python)."""
 
@@ -24,6 +30,14 @@ class Compiled(Protocol):
         fallback: Callable[[bytes, int], Any],
     ) -> Callable[[bytes, int], Any]:
         """A row image reader for one plan (``bridge.parse.compiled``)."""
+        ...
+
+    def ImageWriter(  # noqa: N802  (a class in the compiled module)
+        self,
+        specs: Sequence[tuple[int, int, int] | None],
+        writers: Sequence[Callable[[Any], bytes]],
+    ) -> _ImageWriter:
+        """A snapshot table's INSERT body writer (``bridge.snapshot.image.body_writer``)."""
         ...
 
     def rows_record(  # noqa: PLR0917  (one flat call per rows event)

@@ -15,16 +15,20 @@ the value in a row image. A value the type cannot hold raises ``ValueError``, ne
 
 ``rows_body`` assembles one INSERT rows-event body (columns-present bitmap, then a NULL bitmap
 and the values per row) for ``RowDecoder.decode("insert", ...)``; ``insert_body`` one row's.
+``body_writer`` is what a snapshot calls: the compiled twin of ``rows_body``
+(``native/src/writer.rs``) where ``bridge.native`` loaded it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
+from bridge import native
 from bridge.parse.codes import MysqlType
 from bridge.parse.table_meta import ColumnMeta
 from bridge.parse.values import INTEGER_LAYOUTS, decimal_layout
@@ -32,6 +36,8 @@ from bridge.snapshot.jsonb import binary_json
 
 ValueWriter = Callable[[Any], bytes]
 WriterFactory = Callable[[ColumnMeta], ValueWriter]
+# Selected rows (one value per column, extra values after them ignored) -> an INSERT body.
+BodyWriter = Callable[[Sequence[Sequence[Any]]], bytes]
 
 _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
@@ -363,3 +369,73 @@ def rows_body(writers: Sequence[ValueWriter], rows: Iterable[Sequence[Any]]) -> 
                 append(writers[i](value))
         parts[at] = nulls.to_bytes(bitmap_size, "little")
     return b"".join(parts)
+
+
+# The compiled writer's column kinds (native/src/writer.rs); a column without a spec is
+# written by its Python writer, called from the compiled loop.
+_NATIVE_INT = 1
+_NATIVE_YEAR = 2
+_NATIVE_FLOAT = 3
+_NATIVE_DOUBLE = 4
+_NATIVE_DECIMAL = 5
+_NATIVE_DATE = 6
+_NATIVE_DATETIME2 = 7
+_NATIVE_TIMESTAMP2 = 8
+_NATIVE_PREFIXED = 9
+_NATIVE_ENUM_SET = 10
+
+
+def native_spec(col: ColumnMeta) -> tuple[int, int, int] | None:
+    """``(kind, a, b)`` of a column the compiled writer writes itself (the same bytes as its
+    Python writer, which it calls for any value it does not take the plain path for), or
+    None for a column it leaves to the Python writer (TIME, BIT, JSON, odd metadata)."""
+    code = col.type_code
+    prefix = 1 if col.max_length < 256 else 2
+    if code in INTEGER_LAYOUTS or code == MysqlType.INT24:
+        size = 3 if code == MysqlType.INT24 else INTEGER_LAYOUTS[code][0]
+        return (_NATIVE_INT, size, int(col.unsigned))
+    simple: dict[int, int] = {
+        MysqlType.YEAR: _NATIVE_YEAR,
+        MysqlType.FLOAT: _NATIVE_FLOAT,
+        MysqlType.DOUBLE: _NATIVE_DOUBLE,
+        MysqlType.DATE: _NATIVE_DATE,
+    }
+    if code in simple:
+        return (simple[code], 0, 0)
+    if (
+        code == MysqlType.NEWDECIMAL
+        and 1 <= col.precision <= 65
+        and 0 <= col.scale <= col.precision
+    ):
+        return (_NATIVE_DECIMAL, col.precision, col.scale)
+    if code in (MysqlType.DATETIME2, MysqlType.TIMESTAMP2) and 0 <= col.fsp <= 6:
+        kind = _NATIVE_DATETIME2 if code == MysqlType.DATETIME2 else _NATIVE_TIMESTAMP2
+        return (kind, col.fsp, 0)
+    if code == MysqlType.VARCHAR:
+        return (_NATIVE_PREFIXED, prefix, 0)
+    if code == MysqlType.STRING:
+        return (_NATIVE_PREFIXED, prefix, int(col.charset is None))
+    if (
+        code in (MysqlType.BLOB, MysqlType.GEOMETRY, MysqlType.VECTOR)
+        and 1 <= (col.max_length or 4) <= 4
+    ):
+        return (_NATIVE_PREFIXED, col.max_length or 4, 0)
+    if code in (MysqlType.ENUM, MysqlType.SET) and 1 <= col.max_length <= 8:
+        return (_NATIVE_ENUM_SET, col.max_length, 0)
+    return None
+
+
+def body_writer(columns: Sequence[ColumnMeta]) -> BodyWriter:
+    """The writer of a table's INSERT bodies (``rows_body`` of its columns' writers): the
+    compiled one where ``bridge.native`` loaded it, else the pure-Python twin. Both give the
+    same bytes and raise the same errors (tests/unit/snapshot/test_body_writer.py)."""
+    writers = tuple(make_writer(col) for col in columns)
+    compiled = native.module
+    if compiled is not None:
+        return compiled.ImageWriter([native_spec(col) for col in columns], writers).body
+    return functools.partial(_python_body, writers)
+
+
+def _python_body(writers: Sequence[ValueWriter], rows: Sequence[Sequence[Any]]) -> bytes:
+    count = len(writers)
+    return rows_body(writers, [row[:count] for row in rows])

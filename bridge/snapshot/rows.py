@@ -40,7 +40,7 @@ from bridge.parse.values import DecodeOptions, text_decoder
 from bridge.snapshot.chunks import quote_name
 from bridge.snapshot.columns import describe
 from bridge.snapshot.exceptions import TableWithoutKey, UnsupportedSnapshotColumn
-from bridge.snapshot.image import ValueWriter, make_writer, rows_body, text_of
+from bridge.snapshot.image import BodyWriter, body_writer, text_of
 from bridge.snapshot.window import Key
 
 __all__ = [
@@ -90,6 +90,7 @@ class SnapshotTable:
     row to ``key_values`` rather than reading them); ``key_indexes``: each key column's
     ordinal, where its rendered value sits in a decoded row (``window_keys``). ``decoder``:
     the stream's row decoder for ``meta`` and the destination's options, bound once.
+    ``write_body``: selected rows -> one INSERT body (``bridge.snapshot.image.body_writer``).
     """
 
     meta: TableMeta
@@ -98,7 +99,7 @@ class SnapshotTable:
     key_positions: tuple[int, ...]
     key_indexes: tuple[int, ...]
     decoder: RowDecoder = field(compare=False, repr=False)
-    writers: tuple[ValueWriter, ...] = field(compare=False, repr=False)
+    write_body: BodyWriter = field(compare=False, repr=False)
     key_params: tuple[KeyParam, ...] = field(compare=False, repr=False)
 
 
@@ -155,7 +156,7 @@ def describe_table(
         key_positions=tuple(positions),
         key_indexes=tuple(by_name[name].index for name in definition.key),
         decoder=RowDecoder(meta, options=options),
-        writers=tuple(make_writer(col) for col in meta.columns),
+        write_body=body_writer(meta.columns),
         key_params=tuple(params),
     )
 
@@ -175,9 +176,8 @@ def chunk_rows(table: SnapshotTable, raws: Sequence[Sequence[Any]]) -> tuple[Dec
     values). A value a column cannot hold raises ``ValueError`` naming the column."""
     if not raws:
         return ()
-    count = len(table.writers)
-    body = rows_body(table.writers, [raw[:count] for raw in raws])
-    return cast(tuple[DecodedRow, ...], table.decoder.decode("insert", body, count))
+    body = table.write_body(raws)
+    return cast(tuple[DecodedRow, ...], table.decoder.decode("insert", body))
 
 
 def window_keys(table: SnapshotTable, rows: Iterable[DecodedRow]) -> list[Key]:

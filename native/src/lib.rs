@@ -4,6 +4,7 @@
 mod flat;
 mod image;
 mod json;
+mod writer;
 
 use pyo3::prelude::*;
 
@@ -12,6 +13,7 @@ fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record_parts, module)?)?;
     module.add_class::<image::ImageReader>()?;
+    module.add_class::<writer::ImageWriter>()?;
     module.add("UPDATE", flat::UPDATE)?;
     module.add("DELETE", flat::DELETE)?;
     Ok(())
