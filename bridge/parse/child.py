@@ -9,7 +9,7 @@ is about to read the socket, where it may wait, or holds ``BATCH_ENTRIES`` entri
 entry never waits for others to arrive. Given the destination's ``AheadEncoding``, the child
 also writes rows events in the output format (FlatMessage, compiled path): they cross as a few
 bytes objects, not as row values, which is what makes the second core pay off. The pipe
-(widened to ``PIPE_BYTES``) carries the backpressure: while the store is full the instance
+(widened to ``childproc.PIPE_BYTES``) carries the backpressure: while the store is full the instance
 stops reading, the child blocks writing and stops reading the binlog.
 
 The child runs in a session of its own (signals for the bridge's process group do not reach
@@ -21,21 +21,16 @@ raised again here as itself (``BinlogPurged`` stays ``BinlogPurged``).
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import fcntl
 import logging
 import os
 import pickle
-import signal
-import struct
 import subprocess
 import sys
 import threading
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO
 
+from bridge import childproc
 from bridge.collector import tune_garbage_collector
 from bridge.config import SourceConfig
 from bridge.entry import AheadEncode, AheadEncoding, Entry
@@ -48,12 +43,7 @@ from bridge.parse.wire import EntryDecoder, EntryEncoder
 from bridge.position import EntryPosition
 
 BATCH_ENTRIES = 1024
-PIPE_BYTES = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
-_F_SETPIPE_SZ = 1031
-_FRAME = struct.Struct(">cI")  # kind, payload length
-_BATCH, _ERROR = b"b", b"x"
-_PR_SET_PDEATHSIG = 1
-_KILL_WAIT_S = 10.0
+_BATCH = b"b"
 
 
 @dataclass(frozen=True)
@@ -126,13 +116,13 @@ class ParserProcess:
         assert child.stdout is not None
         decoder = EntryDecoder(self._ahead.revive if self._ahead is not None else None)
         try:
-            while (frame := _read_frame(child.stdout)) is not None:
+            while (frame := childproc.read_frame(child.stdout)) is not None:
                 kind, payload = frame
-                if kind == _ERROR:
-                    raise _error_from(payload)
+                if kind == childproc.ERROR:
+                    raise childproc.error_from(payload, _failed)
                 yield decoder.decode(payload)
         finally:
-            code = _end(child)
+            code = childproc.end(child)
             with self._lock:
                 self._child = None
         if not self._stopping.is_set():
@@ -158,18 +148,10 @@ class ParserProcess:
         with self._lock:
             if self._stopping.is_set():
                 return None
-            child = subprocess.Popen(
-                [sys.executable, "-m", "bridge.parse.child"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=_child_environment(),
-                # Out of the terminal's process group: Ctrl-C or a signal to the group reaches
-                # the bridge, which stops the child itself, rather than both at once.
-                start_new_session=True,
-            )
+            child = childproc.spawn("bridge.parse.child")
             self._child = child
         assert child.stdout is not None
-        _widen_pipe(child.stdout)
+        childproc.widen_pipe(child.stdout)
         assert child.stdin is not None
         try:
             child.stdin.write(pickle.dumps(spec))
@@ -179,90 +161,17 @@ class ParserProcess:
         return child
 
 
-def _widen_pipe(stream: IO[bytes]) -> None:
-    """Let the child run further ahead of us than a pipe's default 64 KiB (Linux), so that a
-    pause here (the worker holding the GIL, a full store) does not stop its reading at once."""
-    with contextlib.suppress(OSError, AttributeError):  # not Linux, or over pipe-max-size
-        fcntl.fcntl(stream.fileno(), _F_SETPIPE_SZ, PIPE_BYTES)
-
-
-def _child_environment() -> dict[str, str]:
-    """This process's environment, with the folder holding this ``bridge`` package first on
-    the child's import path (the parent may have found it through its working directory)."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-    return env
-
-
-def _read_frame(stream: IO[bytes]) -> tuple[bytes, bytes] | None:
-    head = _read_exactly(stream, _FRAME.size)
-    if head is None:
-        return None
-    kind, length = _FRAME.unpack(head)
-    payload = _read_exactly(stream, length)
-    if payload is None:
-        return None
-    return kind, payload
-
-
-def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
-    data = stream.read(size)
-    return data if len(data) == size else None
-
-
-def _end(child: subprocess.Popen[bytes]) -> int:
-    """Kill the child if it still runs, reap it and return its exit code."""
-    if child.poll() is None:
-        child.kill()
-    try:
-        return child.wait(_KILL_WAIT_S)
-    finally:
-        if child.stdout is not None:
-            child.stdout.close()
-
-
-def _error_from(payload: bytes) -> BaseException:
-    error, type_name, text = pickle.loads(payload)
-    if isinstance(error, BaseException):
-        return error
-    return ParserProcessFailed(f"the binlog reader process failed: {type_name}: {text}")
+def _failed(text: str) -> ParserProcessFailed:
+    return ParserProcessFailed(f"the binlog reader process failed: {text}")
 
 
 # --------------------------------------------------------------------------- the child side
 
 
-class _FrameWriter:
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-
-    def write(self, kind: bytes, payload: bytes) -> None:
-        self._stream.write(_FRAME.pack(kind, len(payload)))
-        self._stream.write(payload)
-        self._stream.flush()
-
-    def error(self, exc: BaseException) -> None:
-        try:
-            payload = pickle.dumps((exc, type(exc).__name__, str(exc)))
-        except Exception:  # an error that does not pickle still reports its text
-            payload = pickle.dumps((None, type(exc).__name__, str(exc)))
-        self.write(_ERROR, payload)
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    """Be killed when the thread that started us ends (Linux), and leave if it already has."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent_pid:
-        os._exit(0)
-
-
 def main() -> int:
-    frames = _FrameWriter(os.fdopen(os.dup(1), "wb"))
-    os.dup2(2, 1)  # a stray print goes to stderr, never into the frames
+    frames = childproc.frames_out()
     spec: ChildSpec = pickle.load(sys.stdin.buffer)
-    _die_with_parent(spec.parent_pid)
+    childproc.die_with_parent(spec.parent_pid)
     configure_logging(spec.log_format, spec.log_level)
     tune_garbage_collector()
     threading.current_thread().name = f"parser-{spec.destination}"
@@ -272,7 +181,7 @@ def main() -> int:
     def flush() -> None:
         if batch:
             try:
-                frames.write(_BATCH, encoder.encode(batch))
+                childproc.write_frame(frames, _BATCH, encoder.encode(batch))
             except BrokenPipeError:
                 # The instance is gone. Leave at once: raised inside the parser, this error
                 # would look like a lost source connection and be retried.
@@ -295,7 +204,7 @@ def main() -> int:
     except BaseException as exc:
         flush()  # what was read before the failure, as the parser yielded it
         try:
-            frames.error(exc)
+            childproc.write_error(frames, exc)
         except BrokenPipeError:
             return 0
         return 1
