@@ -23,24 +23,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
-
-import pymysql
 
 from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
 from bridge.exceptions import BridgeError
-from bridge.parse.source import ServerVersion, master_position, open_connection, server_version
 from bridge.parse.values import DecodeOptions
 from bridge.position import TableProgress
-from bridge.snapshot import rows as snapshot_rows
-from bridge.snapshot.chunks import ChunkQuery, chunk_query
+from bridge.snapshot.child import ChildSession
 from bridge.snapshot.handoff import Chunk, SnapshotHandoff
+from bridge.snapshot.session import LocalSession, ReaderSession
 
 log = logging.getLogger(__name__)
 
-ER_NO_SUCH_TABLE = 1146
-ER_BAD_FIELD = 1054
 PROGRESS_LOG_S = 10.0  # a progress line per table at most this often
 RETRY_MAX_S = 30.0
 
@@ -100,7 +94,7 @@ class SnapshotReader:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._started = time.monotonic()
-        self._server: ServerVersion | None = None  # asked before results turn binary
+        self._sessions: set[ReaderSession] = set()  # open ones, closed by stop()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -129,6 +123,11 @@ class SnapshotReader:
     def stop(self, timeout_s: float = 10.0) -> None:
         self._stopping.set()
         self.handoff.cancel()
+        with self._lock:
+            sessions = list(self._sessions)
+        for session in sessions:  # a child's: a read waiting for it ends at once
+            if isinstance(session, ChildSession):
+                session.close()
         for thread in self._threads:
             thread.join(timeout_s)
 
@@ -143,8 +142,8 @@ class SnapshotReader:
                 break
             while not self._stopping.is_set():
                 try:
-                    with self._connection() as conn:
-                        table = self._read_table(conn, table)
+                    with self._session() as session:
+                        table = self._read_table(session, table)
                     break
                 except _Stopped:
                     return
@@ -166,25 +165,35 @@ class SnapshotReader:
         self._finish_if_done()
 
     @contextmanager
-    def _connection(self) -> Iterator[Any]:
-        with open_connection(self.config.source) as conn:
-            if self._server is None:
-                self._server = server_version(conn)
-            snapshot_rows.prepare_connection(conn, self.options)
-            yield conn
+    def _session(self) -> Iterator[ReaderSession]:
+        """A reader connection: in a child process where the destination's binlog reader
+        runs in one (``parser_process``; the placement decided for the process), else here."""
+        config = self.config
+        options, size = self.options, config.snapshot.chunk_size
+        session: ReaderSession = (
+            ChildSession(config.source, options, size, self.destination)
+            if config.parser_process is not False
+            else LocalSession(config.source, options, size)
+        )
+        with self._lock:
+            self._sessions.add(session)
+        try:
+            yield session
+        finally:
+            with self._lock:
+                self._sessions.discard(session)
+            session.close()
 
-    def _read_table(self, conn: Any, table: TableProgress) -> TableProgress:
+    def _read_table(self, session: ReaderSession, table: TableProgress) -> TableProgress:
         """Read ``table`` from after its last key to its end; its progress when done."""
         schema, _, name = table.table.partition(".")
-        described = self._describe(conn, schema, name)
-        if described is None:
+        key_columns = self._describe(session, schema, name)
+        if key_columns is None:
             return self._table_done(table, "skipped")
-        shape, query = described
         windows = self.handoff.windows
-        last_encoded = table.last_key
-        last_key = None if last_encoded is None else snapshot_rows.decode_key(last_encoded)  # type: ignore[arg-type]
+        after = table.last_key
         number = 0
-        if last_encoded is not None:  # the row count only: keys are the source's values
+        if after is not None:  # the row count only: keys are the source's values
             log.info(
                 "destination %s: snapshot of %s resumes after its last acknowledged chunk "
                 "(%d rows sent before)",
@@ -195,9 +204,7 @@ class SnapshotReader:
         started, rows_at_start, last_line = time.monotonic(), table.rows, time.monotonic()
         try:
             while not self._stopping.is_set():
-                chunk = self._read_chunk(
-                    conn, table.table, shape, query, after=(last_key, last_encoded), number=number
-                )
+                chunk = self._read_chunk(session, table.table, key_columns, after, number)
                 if chunk is None:  # the table is gone
                     log.warning(
                         "destination %s: %s was dropped during its snapshot; its snapshot is done",
@@ -213,10 +220,9 @@ class SnapshotReader:
                         table.table,
                         number,
                     )
-                    described = self._describe(conn, schema, name)
-                    if described is None:
+                    key_columns = self._describe(session, schema, name)
+                    if key_columns is None:
                         return self._table_done(table, "dropped during its snapshot")
-                    shape, query = described
                     continue
                 number += 1
                 with self._lock:
@@ -224,96 +230,66 @@ class SnapshotReader:
                 table = self.handoff.progress.table(table.table) or table
                 if chunk.last:
                     return self._table_done(table, "done", started, rows_at_start)
-                last_encoded = chunk.end_key
-                last_key = snapshot_rows.decode_key(last_encoded)  # type: ignore[arg-type]
+                after = chunk.end_key
                 if time.monotonic() - last_line >= PROGRESS_LOG_S:
                     last_line = time.monotonic()
-                    self._log_progress(conn, table, started, rows_at_start)
+                    self._log_progress(session, table, started, rows_at_start)
             return table
         finally:
             windows.untrack(table.table)
 
-    def _describe(self, conn: Any, schema: str, name: str) -> tuple[Any, ChunkQuery] | None:
+    def _describe(self, session: ReaderSession, schema: str, name: str) -> tuple[str, ...] | None:
+        """The table's key columns, or None (with its line) when it is not to be read."""
         try:
-            shape = snapshot_rows.describe_table(conn, schema, name, self.options)
-        except BridgeError as exc:  # no primary key and no unique NOT NULL index
+            key_columns = session.describe(schema, name)
+        except BridgeError as exc:  # no primary key and no unique NOT NULL index, ...
             log.warning(
                 "destination %s: not snapshotting %s.%s: %s", self.destination, schema, name, exc
             )
             return None
-        if shape is None:
+        if key_columns is None:
             log.warning(
                 "destination %s: %s.%s is gone; its snapshot is done",
                 self.destination,
                 schema,
                 name,
             )
-            return None
-        size = self.config.snapshot.chunk_size
-        return shape, chunk_query(schema, name, shape.select_list, shape.key_columns, size)
+        return key_columns
 
     def _read_chunk(
         self,
-        conn: Any,
+        session: ReaderSession,
         table: str,
-        shape: Any,
-        query: ChunkQuery,
-        *,
-        after: tuple[Any, object],
+        key_columns: tuple[str, ...],
+        after: object,
         number: int,
     ) -> Chunk | None:
         """One chunk between its watermarks, offered to the stream and put (or to redo);
-        ``after``: the key it starts after, as SQL parameters and as the cursor stores it."""
-        last_key, last_encoded = after
+        ``after``: the key it starts after, as the cursor stores it (None: the first)."""
         windows = self.handoff.windows
         low = windows.begin_chunk()
         try:
-            statement, params = query.statement(last_key)
-            try:
-                with conn.cursor() as cur:
-                    cur.execute(statement, params)
-                    raw_rows = cur.fetchall()
-            except pymysql.MySQLError as exc:
-                code = exc.args[0] if exc.args else 0
-                if code == ER_NO_SUCH_TABLE:
-                    return None
-                if code == ER_BAD_FIELD:  # altered between describe and read
-                    return Chunk(
-                        table,
-                        shape.key_columns,
-                        number,
-                        (),
-                        (),
-                        (),
-                        low,
-                        low,
-                        0,
-                        None,
-                        False,
-                        redo=True,
-                    )
-                raise
-            high = master_position(conn, self._server).sort_key()
-            read_ms = int(time.time() * 1000)
-            self._throttle.take(len(raw_rows), self._stopping)
-            rows = snapshot_rows.chunk_rows(shape, raw_rows)
-            keys = snapshot_rows.window_keys(shape, rows)
-            encoded = [
-                snapshot_rows.encode_key(snapshot_rows.key_values(shape, raw)) for raw in raw_rows
-            ]
-            size = self.config.snapshot.chunk_size
+            schema, _, name = table.partition(".")
+            read = session.read_chunk(schema, name, after)
+            if read == "gone":
+                return None
+            if read == "redo":  # altered between describe and read
+                return Chunk(
+                    table, key_columns, number, (), (), (), low, low, 0, None, False, redo=True
+                )
+            self._throttle.take(read.count, self._stopping)
             chunk = Chunk(
                 table,
-                shape.key_columns,
+                key_columns,
                 number,
-                rows,
-                keys,
-                encoded,
+                read.rows,
+                read.keys,
+                read.encoded_keys,
                 low,
-                high,
-                read_ms,
-                end_key=encoded[-1] if encoded else last_encoded,
-                last=len(raw_rows) < size,
+                read.high,
+                read.read_ms,
+                end_key=read.encoded_keys[-1] if read.encoded_keys else after,
+                last=read.count < self.config.snapshot.chunk_size,
             )
             self.handoff.offer(chunk)
             while not chunk.done.wait(0.5):
@@ -353,11 +329,11 @@ class SnapshotReader:
         return table
 
     def _log_progress(
-        self, conn: Any, table: TableProgress, started: float, rows_at_start: int
+        self, session: ReaderSession, table: TableProgress, started: float, rows_at_start: int
     ) -> None:
         elapsed = time.monotonic() - started
         rate = (table.rows - rows_at_start) / elapsed if elapsed > 0 else 0.0
-        estimate = _estimated_rows(conn, table.table)
+        estimate = session.estimated_rows(*table.table.split(".", 1))
         eta = (
             f"ETA {max(0.0, (estimate - table.rows) / rate):.0f} s"
             if rate > 0 and estimate
@@ -389,16 +365,3 @@ class SnapshotReader:
 
 class _Stopped(Exception):
     """The destination is stopping while a chunk waits for the stream."""
-
-
-def _estimated_rows(conn: Any, table: str) -> int:
-    """InnoDB's row estimate of ``table`` (for the ETA only)."""
-    schema, _, name = table.partition(".")
-    with conn.cursor() as cur:
-        cur.execute(
-            "SELECT TABLE_ROWS FROM information_schema.TABLES "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-            (schema, name),
-        )
-        row = cur.fetchone()
-    return int(row[0] or 0) if row else 0

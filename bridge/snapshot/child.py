@@ -1,0 +1,194 @@
+"""A snapshot reader connection in a process of its own, so that reading and rendering a chunk's
+rows use a second core (``bridge.childproc``; the binlog reader's child does the same for the
+stream).
+
+``ChildSession`` is a ``ReaderSession`` whose every call is a request to ``python -m
+bridge.snapshot.child``, which runs a ``LocalSession`` and answers each request in order. A
+chunk's rows cross as the binlog reader's child sends rows (``bridge.parse.wire``: the plan
+once, then per row its texts and sql types), with their keys; the reader thread waits for the
+answer with the GIL released. An error in the child (the source went away, a table no
+snapshot reads) is raised again here as itself; the reader then closes the session, which
+kills the child, and opens a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import marshal
+import os
+import pickle
+import threading
+from dataclasses import dataclass
+from typing import IO, Any
+
+from bridge import childproc
+from bridge.collector import tune_garbage_collector
+from bridge.config import SourceConfig
+from bridge.entry import Entry, EntryType, EventType, Header, RowChange, row_images
+from bridge.logs import configure_logging, configured_format
+from bridge.parse.values import DecodeOptions
+from bridge.parse.wire import EntryDecoder, EntryEncoder
+from bridge.snapshot.exceptions import SnapshotError
+from bridge.snapshot.session import ChunkRead, Gone, LocalSession, Redo
+
+_DESCRIBE, _READ, _ESTIMATE = b"d", b"r", b"e"
+_ANSWER, _GONE, _REDO = b"a", b"g", b"o"
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """What the child needs to open its ``LocalSession``, its first frame (pickled)."""
+
+    source: SourceConfig
+    options: DecodeOptions
+    chunk_size: int
+    destination: str
+    log_format: str
+    log_level: int
+    parent_pid: int
+
+
+class SnapshotProcessFailed(SnapshotError):
+    """The snapshot reader's process ended or failed without saying why."""
+
+
+class ChildSession:
+    """A ``ReaderSession`` whose work runs in a child process, started at once."""
+
+    def __init__(
+        self, source: SourceConfig, options: DecodeOptions, chunk_size: int, destination: str
+    ) -> None:
+        self._destination = destination or source.address
+        self._lock = threading.Lock()
+        self._decoder = EntryDecoder()
+        self._child = childproc.spawn("bridge.snapshot.child")
+        assert self._child.stdin is not None and self._child.stdout is not None
+        childproc.widen_pipe(self._child.stdout)
+        self._requests: IO[bytes] = self._child.stdin
+        self._answers: IO[bytes] = self._child.stdout
+        spec = ChildSpec(
+            source,
+            options,
+            chunk_size,
+            destination,
+            configured_format(),
+            logging.getLogger().getEffectiveLevel(),
+            os.getpid(),
+        )
+        with contextlib.suppress(BrokenPipeError):  # it died at once: the first answer says so
+            childproc.write_frame(self._requests, b"s", pickle.dumps(spec))
+
+    def describe(self, schema: str, name: str) -> tuple[str, ...] | None:
+        key: tuple[str, ...] | None = marshal.loads(self._ask(_DESCRIBE, (schema, name))[1])
+        return key
+
+    def read_chunk(self, schema: str, name: str, after: object | None) -> ChunkRead | Gone | Redo:
+        kind, payload = self._ask(_READ, (schema, name, after))
+        if kind == _GONE:
+            return "gone"
+        if kind == _REDO:
+            return "redo"
+        rows_data, keys, encoded, high, read_ms = marshal.loads(payload)
+        (entry,) = self._decoder.decode(rows_data)
+        assert entry.row_change is not None
+        return ChunkRead(row_images(entry.row_change), keys, encoded, high, read_ms)
+
+    def estimated_rows(self, schema: str, name: str) -> int:
+        count: int = marshal.loads(self._ask(_ESTIMATE, (schema, name))[1])
+        return count
+
+    def close(self) -> None:
+        """Kill the child (a request waiting for its answer ends at once) and reap it."""
+        childproc.end(self._child)
+
+    def _ask(self, kind: bytes, request: tuple[Any, ...]) -> tuple[bytes, bytes]:
+        with self._lock:
+            # Gone, or closed by close(): the answer's absence says so.
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                childproc.write_frame(self._requests, kind, marshal.dumps(request))
+            frame = childproc.read_frame(self._answers)
+        if frame is None:
+            code = self._child.poll()
+            raise SnapshotProcessFailed(
+                f"the snapshot reader process of {self._destination} ended (exit code {code}); "
+                "its table is read again from the last key put"
+            )
+        if frame[0] == childproc.ERROR:
+            raise childproc.error_from(frame[1], _failed)
+        return frame
+
+
+def _failed(text: str) -> SnapshotProcessFailed:
+    return SnapshotProcessFailed(f"the snapshot reader process failed: {text}")
+
+
+# --------------------------------------------------------------------------- the child side
+
+
+def _rows_entry(schema: str, name: str, read: ChunkRead) -> Entry:
+    """A chunk's rows as one INSERT entry, the shape ``bridge.parse.wire`` carries rows in."""
+    header = Header("", 0, 0, read.read_ms, schema, name, EventType.INSERT)
+    return Entry(header, EntryType.ROWDATA, RowChange(EventType.INSERT, row_datas=read.rows))
+
+
+def serve(session: LocalSession, requests: IO[bytes], answers: IO[bytes]) -> None:
+    """Answer ``requests`` in order until they end; an error is answered as itself and the
+    next request served (the parent decides whether the session is still of use)."""
+    encoder = EntryEncoder()
+    while (frame := childproc.read_frame(requests)) is not None:
+        kind, payload = frame
+        try:
+            request = marshal.loads(payload)
+            if kind == _DESCRIBE:
+                childproc.write_frame(answers, _ANSWER, marshal.dumps(session.describe(*request)))
+            elif kind == _ESTIMATE:
+                count = session.estimated_rows(*request)
+                childproc.write_frame(answers, _ANSWER, marshal.dumps(count))
+            elif kind == _READ:
+                schema, name, _ = request
+                read = session.read_chunk(*request)
+                if read == "gone":
+                    childproc.write_frame(answers, _GONE, b"")
+                elif read == "redo":
+                    childproc.write_frame(answers, _REDO, b"")
+                else:
+                    rows = encoder.encode([_rows_entry(schema, name, read)])
+                    answer = (rows, read.keys, read.encoded_keys, read.high, read.read_ms)
+                    childproc.write_frame(answers, _ANSWER, marshal.dumps(answer))
+            else:
+                raise ValueError(f"unknown request {kind!r}")
+        except BrokenPipeError:
+            return
+        except Exception as exc:
+            childproc.write_error(answers, exc)
+
+
+def main() -> int:
+    answers = childproc.frames_out()
+    requests = os.fdopen(os.dup(0), "rb")
+    first = childproc.read_frame(requests)
+    if first is None:
+        return 0
+    spec: ChildSpec = pickle.loads(first[1])
+    childproc.die_with_parent(spec.parent_pid)
+    configure_logging(spec.log_format, spec.log_level)
+    tune_garbage_collector()
+    threading.current_thread().name = f"snapshot-{spec.destination}"
+    try:
+        session = LocalSession(spec.source, spec.options, spec.chunk_size)
+    except Exception as exc:
+        # Answered to the first request: the parent raises it where it asked.
+        frame = childproc.read_frame(requests)
+        if frame is not None:
+            childproc.write_error(answers, exc)
+        return 1
+    try:
+        serve(session, requests, answers)
+    finally:
+        session.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

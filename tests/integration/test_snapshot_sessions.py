@@ -1,0 +1,161 @@
+"""A snapshot reader connection in a child process reads what one in this process reads, on
+both servers: the same rows (every Column), window keys, encoded keys and counts, chunk after
+chunk of a composite-key table; the same answers for a table without a key (the same error,
+raised again as itself), a dropped table and the row estimate. Closing a child session kills
+its process and a read waiting on it ends; the reader chooses the child where the
+destination's binlog reader runs in one."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+import pymysql
+import pytest
+
+from bridge.config import DestinationConfig
+from bridge.parse.values import DecodeOptions
+from bridge.snapshot.child import ChildSession, SnapshotProcessFailed
+from bridge.snapshot.exceptions import TableWithoutKey
+from bridge.snapshot.reader import SnapshotReader
+from bridge.snapshot.session import ChunkRead, LocalSession, ReaderSession
+from tests.conftest import MysqlEndpoint
+from tests.integration.binlog_helpers import Connection, execute, source_config
+
+pytestmark = [pytest.mark.services, pytest.mark.both_servers]
+
+OPTIONS = DecodeOptions()
+CHUNK = 7
+
+
+def _table(conn: Connection, schema: str) -> None:
+    conn.select_db(schema)
+    execute(
+        conn,
+        "CREATE TABLE pairs (region VARCHAR(8) NOT NULL, n INT NOT NULL, price DECIMAL(12,2), "
+        "at DATETIME(6), note TEXT, b VARBINARY(4), PRIMARY KEY (region, n))",
+        "INSERT INTO pairs VALUES "
+        + ", ".join(
+            f"('{r}', {n}, {n}.25, '2024-02-{1 + n % 28:02} 10:00:0{n % 10}.{n:06}', "
+            f"{'NULL' if n % 5 == 0 else repr('é' * n)}, x'0{n % 10}00')"
+            for r in ("ap", "eu", "sa")
+            for n in range(6)
+        ),
+        "CREATE TABLE heap (a INT, b INT)",
+    )
+
+
+def _chunks(session: ReaderSession, schema: str) -> list[ChunkRead]:
+    assert session.describe(schema, "pairs") == ("region", "n")
+    reads: list[ChunkRead] = []
+    after: object = None
+    while True:
+        read = session.read_chunk(schema, "pairs", after)
+        assert isinstance(read, ChunkRead)
+        reads.append(read)
+        if read.count < CHUNK:
+            return reads
+        after = read.encoded_keys[-1]
+
+
+def test_a_child_session_reads_what_a_local_one_reads(
+    admin_connection: Connection, scratch_schema: str, mysql: MysqlEndpoint
+) -> None:
+    _table(admin_connection, scratch_schema)
+    source = source_config(mysql)
+    local = LocalSession(source, OPTIONS, CHUNK)
+    child = ChildSession(source, OPTIONS, CHUNK, "sessions")
+    try:
+        here, there = _chunks(local, scratch_schema), _chunks(child, scratch_schema)
+        assert [r.count for r in there] == [r.count for r in here] == [7, 7, 4]
+        for mine, theirs in zip(here, there, strict=True):
+            assert [row.after for row in theirs.rows] == [row.after for row in mine.rows]
+            assert theirs.keys == mine.keys and theirs.encoded_keys == mine.encoded_keys
+            assert theirs.high[0] == mine.high[0] and not theirs.high[0].startswith("b'")
+        assert here[0].keys[:2] == [("ap", "0"), ("ap", "1")]
+        # A table without a key: the same error, raised again as itself.
+        errors = []
+        for session in (local, child):
+            with pytest.raises(TableWithoutKey) as raised:
+                session.describe(scratch_schema, "heap")
+            errors.append(str(raised.value))
+        assert errors[0] == errors[1] and "has no primary key" in errors[0]
+        # The row estimate, and a table dropped after its description.
+        assert child.estimated_rows(scratch_schema, "pairs") == local.estimated_rows(
+            scratch_schema, "pairs"
+        )
+        execute(admin_connection, "DROP TABLE pairs")
+        assert local.read_chunk(scratch_schema, "pairs", None) == "gone"
+        assert child.read_chunk(scratch_schema, "pairs", None) == "gone"
+        assert child.describe(scratch_schema, "pairs") is None
+    finally:
+        local.close()
+        child.close()
+
+
+def test_closing_a_child_session_kills_its_process_and_ends_a_waiting_read(
+    admin_connection: Connection, scratch_schema: str, mysql: MysqlEndpoint
+) -> None:
+    _table(admin_connection, scratch_schema)
+    child = ChildSession(source_config(mysql), OPTIONS, CHUNK, "sessions")
+    assert child.describe(scratch_schema, "pairs") == ("region", "n")
+    pid = child._child.pid
+    # A read held up by a writer's lock on the table's metadata waits in the child...
+    blocker = _locked(admin_connection, scratch_schema)
+    outcome: list[Any] = []
+    reading = threading.Thread(
+        target=lambda: outcome.append(_outcome(child, scratch_schema)), daemon=True
+    )
+    reading.start()
+    time.sleep(0.5)
+    assert reading.is_alive()
+    began = time.monotonic()
+    child.close()  # ... and ends at once when the session is closed
+    reading.join(5)
+    blocker.close()
+    assert not reading.is_alive() and time.monotonic() - began < 5
+    assert isinstance(outcome[0], SnapshotProcessFailed), outcome
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def _locked(admin: Connection, schema: str) -> Connection:
+    """A second connection holding the table locked for writing, so a SELECT waits."""
+    conn = pymysql.connect(
+        host=admin.host, port=admin.port, user=admin.user, password=admin.password, autocommit=True
+    )
+    execute(conn, f"LOCK TABLES `{schema}`.pairs WRITE")
+    return conn
+
+
+def _outcome(session: ReaderSession, schema: str) -> Any:
+    try:
+        return session.read_chunk(schema, "pairs", None)
+    except Exception as exc:
+        return exc
+
+
+@pytest.mark.parametrize(("parser_process", "kind"), [(True, ChildSession), (False, LocalSession)])
+def test_the_reader_reads_in_a_child_where_the_binlog_reader_runs_in_one(
+    mysql: MysqlEndpoint, parser_process: bool, kind: type
+) -> None:
+    config = DestinationConfig.model_validate(
+        {
+            "name": "sessions",
+            "source": source_config(mysql).model_dump(),
+            "mq": {"topic": "t"},
+            "parser_process": parser_process,
+        }
+    )
+    reader = SnapshotReader(config, _NoHandoff(), OPTIONS)  # type: ignore[arg-type]
+    with reader._session() as session:
+        assert type(session) is kind
+
+
+class _NoHandoff:
+    """The reader's constructor reads the plan's tables; nothing is put."""
+
+    class progress:  # noqa: N801  (an attribute namespace)
+        tables = ()
