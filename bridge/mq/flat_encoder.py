@@ -35,6 +35,7 @@ from bridge.mq.records import (
     OutgoingRecord,
     Placement,
     binlog_headers,
+    message_gtid,
     new_record,
 )
 
@@ -220,7 +221,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
             header.execute_time,
             ts,
             change.sql,
-            header.gtid,
+            message_gtid(header),
             rows,
         )
         if built is None:
@@ -289,7 +290,7 @@ def render_rows(
         event_type,
         header.execute_time,
         change.sql,
-        header.gtid,
+        message_gtid(header),
         rows,
         limit,
     )

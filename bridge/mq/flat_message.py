@@ -38,6 +38,7 @@ from bridge.entry import (
     RowData,
     row_images,
 )
+from bridge.mq.records import message_gtid
 from bridge.mq.routing import PartitionRouter, record_key
 
 RowDict = dict[str, str | None]
@@ -139,7 +140,7 @@ def flat_message_of(entry: Entry, change: RowChange, batch_id: int, ts: int) -> 
             es=header.execute_time,
             ts=ts,
             sql=change.sql,
-            gtid=header.gtid,
+            gtid=message_gtid(header),
             sql_type=None,
             mysql_type=None,
             data=None,
@@ -177,7 +178,7 @@ def flat_message_of(entry: Entry, change: RowChange, batch_id: int, ts: int) -> 
         header.execute_time,
         ts,
         change.sql,
-        header.gtid,
+        message_gtid(header),
         sql_type or None,
         mysql_type or None,
         tuple(data) or None,

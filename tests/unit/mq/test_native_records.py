@@ -3,6 +3,7 @@ the pure-Python FlatMessage path, and leaves to Python what only Python handles.
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -12,7 +13,9 @@ from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.exceptions import RenderedRowsMisfit
 from bridge.mq.flat_encoder import RenderedRows, render_rows
 from bridge.mq.formats import record_builder
+from bridge.mq.records import HEADER_GTID, HEADER_SNAPSHOT
 from bridge.parse.rows import Plan, RowDecoder, decoded_row
+from bridge.position import SnapshotHeader
 from tests.native_paths import compiled_module, records_both_ways, records_rendered
 from tests.unit.parse.test_decoded_rows import CASES
 from tests.unit.parse.test_rows import TABLE
@@ -153,3 +156,29 @@ def test_rendered_rows_that_the_destination_would_hash_are_refused_loudly() -> N
     )
     with pytest.raises(RenderedRowsMisfit, match="hashed over partitions"):
         hashed.build([arrived], 1, 2)
+
+
+def test_a_snapshot_rows_message_carries_no_gtid_its_headers_name_where_it_went_in() -> None:
+    """A snapshot row comes from no binlog transaction: its FlatMessage's gtid is empty on
+    every path (Python, compiled, rendered ahead by a snapshot reader's process), while its
+    Kafka headers name the stream position its chunk was put at, GTID included. A streamed
+    row keeps its transaction's GTID (the comparison can tell the two apart)."""
+    row = decoded_row(None, (), (), _plan((0, 2), ("id",)), ("1", "a"), (4, 12))
+    at = dict(logfile_name="mariadb-bin.000001", logfile_offset=4, server_id=1, gtid="0-1-2")
+    snapshot = SnapshotHeader(
+        **at, execute_time=1000, schema_name="shop", table_name="orders",
+        event_type=EventType.INSERT, chunk="shop.orders;0",
+    )  # fmt: skip
+    streamed = Header(**at, execute_time=1000, schema_name="shop", table_name="orders")
+    entries = [
+        Entry(header, EntryType.ROWDATA, RowChange(EventType.INSERT, row_datas=(row,)))
+        for header in (snapshot, streamed)
+    ]
+    python, compiled, _ = records_both_ways(entries)
+    rendered, count = records_rendered(entries)
+    assert count == 2
+    for records in (python, compiled, rendered):
+        assert [json.loads(r.value)["gtid"] for r in records] == ["", "0-1-2"]
+    assert [r.value for r in compiled] == [r.value for r in python] == [r.value for r in rendered]
+    assert (HEADER_GTID, b"0-1-2") in python[0].headers
+    assert (HEADER_SNAPSHOT, b"shop.orders;0") in python[0].headers
