@@ -406,7 +406,12 @@ class Instance:
             drop_changed_keys=os.environ.get(KEEP_CHANGED_KEYS_ENV) != "1",
         )
         self._handoff = handoff
-        self.snapshot_reader = SnapshotReader(self.config, handoff, decode_options(self.config))
+        self.snapshot_reader = SnapshotReader(
+            self.config,
+            handoff,
+            decode_options(self.config),
+            ahead_where_allowed(self.config, self._ahead),
+        )
         self.snapshot_reader.start()
 
     def request_snapshot(

@@ -25,7 +25,16 @@ from typing import IO, Any
 from bridge import childproc
 from bridge.collector import tune_garbage_collector
 from bridge.config import SourceConfig
-from bridge.entry import Entry, EntryType, EventType, Header, RowChange, row_images
+from bridge.entry import (
+    AheadEncode,
+    AheadEncoding,
+    Entry,
+    EntryType,
+    EventType,
+    Header,
+    RowChange,
+    row_images,
+)
 from bridge.logs import configure_logging, configured_format
 from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import EntryDecoder, EntryEncoder
@@ -47,6 +56,8 @@ class ChildSpec:
     log_format: str
     log_level: int
     parent_pid: int
+    # AheadEncoding.encode: each row written in the output format here (None: rows cross).
+    encode_ahead: AheadEncode | None = None
 
 
 class SnapshotProcessFailed(SnapshotError):
@@ -57,11 +68,19 @@ class ChildSession:
     """A ``ReaderSession`` whose work runs in a child process, started at once."""
 
     def __init__(
-        self, source: SourceConfig, options: DecodeOptions, chunk_size: int, destination: str
+        self,
+        source: SourceConfig,
+        options: DecodeOptions,
+        chunk_size: int,
+        destination: str,
+        ahead: AheadEncoding | None = None,
     ) -> None:
+        """``ahead``: the destination's encoding ahead of the batch, as the binlog reader's
+        child takes it; given, each row crosses written in the output format."""
         self._destination = destination or source.address
         self._lock = threading.Lock()
         self._decoder = EntryDecoder()
+        self._revive = ahead.revive if ahead is not None else None
         self._child = childproc.spawn("bridge.snapshot.child")
         assert self._child.stdin is not None and self._child.stdout is not None
         childproc.widen_pipe(self._child.stdout)
@@ -75,6 +94,7 @@ class ChildSession:
             configured_format(),
             logging.getLogger().getEffectiveLevel(),
             os.getpid(),
+            ahead.encode if ahead is not None else None,
         )
         with contextlib.suppress(BrokenPipeError):  # it died at once: the first answer says so
             childproc.write_frame(self._requests, b"s", pickle.dumps(spec))
@@ -89,7 +109,12 @@ class ChildSession:
             return "gone"
         if kind == _REDO:
             return "redo"
-        rows_data, keys, encoded, high, read_ms = marshal.loads(payload)
+        rendered, rows_data, keys, encoded, high, read_ms = marshal.loads(payload)
+        if rendered is not None and self._revive is not None:
+            revive = self._revive
+            return ChunkRead(
+                tuple(revive(*parts) for parts in rendered), keys, encoded, high, read_ms
+            )
         (entry,) = self._decoder.decode(rows_data)
         assert entry.row_change is not None
         return ChunkRead(row_images(entry.row_change), keys, encoded, high, read_ms)
@@ -132,36 +157,111 @@ def _rows_entry(schema: str, name: str, read: ChunkRead) -> Entry:
     return Entry(header, EntryType.ROWDATA, RowChange(EventType.INSERT, row_datas=read.rows))
 
 
-def serve(session: LocalSession, requests: IO[bytes], answers: IO[bytes]) -> None:
+def _rendered(
+    encode: AheadEncode | None, schema: str, name: str, read: ChunkRead
+) -> list[tuple[Any, ...]] | None:
+    """Each row of a chunk as its own INSERT written in the output format (a record per row,
+    as the stream's parent would build it), or None when there is no such encoding or one
+    row does not take it (over the size it leaves room for: the chunk's rows cross as rows,
+    for the oversize policy)."""
+    if encode is None:
+        return None
+    header = Header("", 0, 0, read.read_ms, schema, name, EventType.INSERT)
+    rendered = []
+    for row in read.rows:
+        parts = encode(header, RowChange(EventType.INSERT, row_datas=(row,)))
+        if parts is None:
+            return None
+        rendered.append(parts)
+    return rendered
+
+
+@dataclass
+class _Prefetched:
+    """The chunk after the last one answered, read before it was asked for."""
+
+    request: tuple[Any, ...]
+    outcome: ChunkRead | Gone | Redo | Exception
+    rendered: list[tuple[Any, ...]] | None = None
+
+
+def serve(
+    session: LocalSession,
+    requests: IO[bytes],
+    answers: IO[bytes],
+    encode_ahead: AheadEncode | None = None,
+) -> None:
     """Answer ``requests`` in order until they end; an error is answered as itself and the
-    next request served (the parent decides whether the session is still of use)."""
+    next request served (the parent decides whether the session is still of use).
+
+    After answering a full chunk, the next chunk of the table is read and rendered at once,
+    while the parent puts the one answered (it asks for it next, unless the table changed
+    shape or the snapshot stopped; then it is dropped). Its SELECT still starts after its
+    low watermark: the reader takes a chunk's low watermark before it asks for the chunk
+    before it (``SnapshotReader._read_table``)."""
     encoder = EntryEncoder()
+    ahead: _Prefetched | None = None
     while (frame := childproc.read_frame(requests)) is not None:
         kind, payload = frame
         try:
             request = marshal.loads(payload)
             if kind == _DESCRIBE:
+                ahead = None  # the table's shape is read again: so is its next chunk
                 childproc.write_frame(answers, _ANSWER, marshal.dumps(session.describe(*request)))
             elif kind == _ESTIMATE:
                 count = session.estimated_rows(*request)
                 childproc.write_frame(answers, _ANSWER, marshal.dumps(count))
             elif kind == _READ:
-                schema, name, _ = request
-                read = session.read_chunk(*request)
-                if read == "gone":
-                    childproc.write_frame(answers, _GONE, b"")
-                elif read == "redo":
-                    childproc.write_frame(answers, _REDO, b"")
-                else:
-                    rows = encoder.encode([_rows_entry(schema, name, read)])
-                    answer = (rows, read.keys, read.encoded_keys, read.high, read.read_ms)
-                    childproc.write_frame(answers, _ANSWER, marshal.dumps(answer))
+                if ahead is None or ahead.request != request:
+                    ahead = _read(session, request, encode_ahead)
+                answered, ahead = ahead, None
+                if isinstance(answered.outcome, Exception):
+                    raise answered.outcome
+                childproc.write_frame(answers, *_answer(encoder, answered))
+                read = answered.outcome
+                if isinstance(read, ChunkRead) and read.count == session.chunk_size:
+                    schema, name, _ = request
+                    ahead = _read(session, (schema, name, read.encoded_keys[-1]), encode_ahead)
             else:
                 raise ValueError(f"unknown request {kind!r}")
         except BrokenPipeError:
             return
         except Exception as exc:
             childproc.write_error(answers, exc)
+
+
+def _read(
+    session: LocalSession, request: tuple[Any, ...], encode_ahead: AheadEncode | None
+) -> _Prefetched:
+    schema, name, after = request
+    try:
+        read = session.read_chunk(schema, name, after)
+    except Exception as exc:  # raised when it is asked for
+        return _Prefetched(request, exc)
+    rendered = _rendered(encode_ahead, schema, name, read) if isinstance(read, ChunkRead) else None
+    return _Prefetched(request, read, rendered)
+
+
+def _answer(encoder: EntryEncoder, read: _Prefetched) -> tuple[bytes, bytes]:
+    outcome = read.outcome
+    if outcome == "gone":
+        return _GONE, b""
+    if outcome == "redo":
+        return _REDO, b""
+    assert isinstance(outcome, ChunkRead)
+    rows = None
+    if read.rendered is None:  # encoded only now: the encoder sends each plan once
+        schema, name, _ = read.request
+        rows = encoder.encode([_rows_entry(schema, name, outcome)])
+    answer = (
+        read.rendered,
+        rows,
+        outcome.keys,
+        outcome.encoded_keys,
+        outcome.high,
+        outcome.read_ms,
+    )
+    return _ANSWER, marshal.dumps(answer)
 
 
 def main() -> int:
@@ -184,7 +284,7 @@ def main() -> int:
             childproc.write_error(answers, exc)
         return 1
     try:
-        serve(session, requests, answers)
+        serve(session, requests, answers, spec.encode_ahead)
     finally:
         session.close()
     return 0

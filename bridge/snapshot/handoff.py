@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bridge.construct import slotted_constructor
-from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
+from bridge.entry import EncodedRows, Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.position import (
     EntryPosition,
     SnapshotHeader,
@@ -43,7 +43,8 @@ _new_table = slotted_constructor(TableProgress)
 class Chunk:
     """One chunk read between two watermarks, and what became of it.
 
-    ``rows``/``keys``/``encoded_keys`` are parallel: the row as an INSERT image, its key as
+    ``rows``/``keys``/``encoded_keys`` are parallel: the row as an INSERT image (or written in
+    the output format ahead, as one row's ``EncodedRows``), its key as
     the window compares it, its key as the cursor stores it. ``end_key``: the encoded key the
     next chunk starts after; ``last``: the table has no rows after this chunk.
     """
@@ -51,7 +52,7 @@ class Chunk:
     table: str
     key_columns: tuple[str, ...]
     number: int
-    rows: Sequence[RowData]
+    rows: Sequence[RowData] | Sequence[EncodedRows]
     keys: Sequence[Key]
     encoded_keys: Sequence[object]
     low: Position
@@ -196,7 +197,8 @@ class SnapshotHandoff:
                 continue
             rows += 1
             step = progress_at(_new_table(name, encoded, rows, False))
-            change = _new_row_change(insert, False, "", "", (row,))
+            row_datas = (row,) if isinstance(row, RowData) else row  # or encoded ahead
+            change = _new_row_change(insert, False, "", "", row_datas)
             entries.append(_new_entry(header(insert, step), rowdata, change, ""))
         progress = progress_at(TableProgress(chunk.table, chunk.end_key, rows, done=chunk.last))
         entries.append(Entry(header(None, progress), EntryType.TRANSACTIONEND))

@@ -26,12 +26,14 @@ from dataclasses import dataclass
 
 from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
+from bridge.entry import AheadEncoding
 from bridge.exceptions import BridgeError
 from bridge.parse.values import DecodeOptions
 from bridge.position import TableProgress
 from bridge.snapshot.child import ChildSession
 from bridge.snapshot.handoff import Chunk, SnapshotHandoff
 from bridge.snapshot.session import LocalSession, ReaderSession
+from bridge.snapshot.window import Position
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +76,13 @@ class SnapshotReader:
         config: DestinationConfig,
         handoff: SnapshotHandoff,
         options: DecodeOptions,
+        ahead: AheadEncoding | None = None,
     ) -> None:
+        """``ahead``: the destination's encoding ahead of the batch where rows may take it
+        (``bridge.instance.instance.ahead_where_allowed``): a reader in a child process then
+        writes each row in the output format there."""
         self.config = config
+        self.ahead = ahead
         self.destination = config.name
         self.handoff = handoff
         self.options = options
@@ -171,7 +178,7 @@ class SnapshotReader:
         config = self.config
         options, size = self.options, config.snapshot.chunk_size
         session: ReaderSession = (
-            ChildSession(config.source, options, size, self.destination)
+            ChildSession(config.source, options, size, self.destination, self.ahead)
             if config.parser_process is not False
             else LocalSession(config.source, options, size)
         )
@@ -202,9 +209,19 @@ class SnapshotReader:
                 table.rows,
             )
         started, rows_at_start, last_line = time.monotonic(), table.rows, time.monotonic()
+        # Each chunk's low watermark is taken before the chunk before it is asked for: a
+        # session in a child process reads the next chunk ahead, right after answering one,
+        # and its SELECT must start after its low watermark. (Taken when the chunk itself is
+        # asked for, another reader thread's chunk begun meanwhile could hand it a position
+        # past that SELECT: changes in between would not be left out, and stale rows would
+        # follow them.) An earlier low watermark only widens the window, which is safe.
+        next_low = windows.begin_chunk()
         try:
             while not self._stopping.is_set():
-                chunk = self._read_chunk(session, table.table, key_columns, after, number)
+                low, next_low = next_low, windows.begin_chunk()
+                chunk = self._read_chunk(
+                    session, table.table, key_columns, after, number=number, low=low
+                )
                 if chunk is None:  # the table is gone
                     log.warning(
                         "destination %s: %s was dropped during its snapshot; its snapshot is done",
@@ -236,6 +253,7 @@ class SnapshotReader:
                     self._log_progress(session, table, started, rows_at_start)
             return table
         finally:
+            windows.release(next_low)
             windows.untrack(table.table)
 
     def _describe(self, session: ReaderSession, schema: str, name: str) -> tuple[str, ...] | None:
@@ -262,12 +280,14 @@ class SnapshotReader:
         table: str,
         key_columns: tuple[str, ...],
         after: object,
+        *,
         number: int,
+        low: Position,
     ) -> Chunk | None:
         """One chunk between its watermarks, offered to the stream and put (or to redo);
-        ``after``: the key it starts after, as the cursor stores it (None: the first)."""
+        ``after``: the key it starts after, as the cursor stores it (None: the first);
+        ``low``: its low watermark (``begin_chunk``), released here."""
         windows = self.handoff.windows
-        low = windows.begin_chunk()
         try:
             schema, _, name = table.partition(".")
             read = session.read_chunk(schema, name, after)

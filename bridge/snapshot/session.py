@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 import pymysql
 
 from bridge.config import SourceConfig
-from bridge.entry import RowData
+from bridge.entry import EncodedRows, RowData
 from bridge.parse.source import ServerVersion, master_position, open_connection, server_version
 from bridge.parse.values import DecodeOptions
 from bridge.snapshot import rows as snapshot_rows
@@ -40,12 +40,13 @@ Redo = Literal["redo"]
 
 @dataclass(frozen=True, slots=True)
 class ChunkRead:
-    """The rows of one chunk, as INSERT rows the stream would render, with each row's key as
-    the windows compare it and as the cursor stores it (parallel sequences); ``count``: rows
-    selected (``< chunk_size``: the table's last chunk); ``high``: the binlog end read after
-    the SELECT; ``read_ms``: when (wall clock, ms)."""
+    """The rows of one chunk, as INSERT rows the stream would render (or each already written
+    in the output format, ``EncodedRows``, where a child session renders them), with each
+    row's key as the windows compare it and as the cursor stores it (parallel sequences);
+    ``count``: rows selected (``< chunk_size``: the table's last chunk); ``high``: the binlog
+    end read after the SELECT; ``read_ms``: when (wall clock, ms)."""
 
-    rows: tuple[RowData, ...]
+    rows: tuple[RowData, ...] | tuple[EncodedRows, ...]
     keys: list[Key]
     encoded_keys: list[Any]
     high: Position
@@ -83,7 +84,7 @@ class LocalSession:
 
     def __init__(self, source: SourceConfig, options: DecodeOptions, chunk_size: int) -> None:
         self._options = options
-        self._chunk_size = chunk_size
+        self.chunk_size = chunk_size
         self._tables: dict[tuple[str, str], tuple[snapshot_rows.SnapshotTable, ChunkQuery]] = {}
         self._exit = contextlib.ExitStack()
         try:
@@ -100,7 +101,7 @@ class LocalSession:
         if shape is None:
             self._tables.pop((schema, name), None)
             return None
-        query = chunk_query(schema, name, shape.select_list, shape.key_columns, self._chunk_size)
+        query = chunk_query(schema, name, shape.select_list, shape.key_columns, self.chunk_size)
         self._tables[schema, name] = (shape, query)
         return shape.key_columns
 

@@ -7,6 +7,7 @@ destination's binlog reader runs in one."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -15,14 +16,19 @@ from typing import Any
 import pymysql
 import pytest
 
-from bridge.config import DestinationConfig
+from bridge.config import DestinationConfig, MqConfig
+from bridge.entry import Entry, EntryType, EventType, RowChange
+from bridge.mq.flat_encoder import RenderedRows
+from bridge.mq.formats import record_builder, rows_encoder
 from bridge.parse.values import DecodeOptions
+from bridge.position import SnapshotHeader
 from bridge.snapshot.child import ChildSession, SnapshotProcessFailed
 from bridge.snapshot.exceptions import TableWithoutKey
 from bridge.snapshot.reader import SnapshotReader
 from bridge.snapshot.session import ChunkRead, LocalSession, ReaderSession
 from tests.conftest import MysqlEndpoint
 from tests.integration.binlog_helpers import Connection, execute, source_config
+from tests.native_paths import compiled_module
 
 pytestmark = [pytest.mark.services, pytest.mark.both_servers]
 
@@ -135,6 +141,74 @@ def _outcome(session: ReaderSession, schema: str) -> Any:
         return session.read_chunk(schema, "pairs", None)
     except Exception as exc:
         return exc
+
+
+def test_a_child_session_renders_each_row_as_the_worker_would_build_its_record(
+    admin_connection: Connection, scratch_schema: str, mysql: MysqlEndpoint
+) -> None:
+    _table(admin_connection, scratch_schema)
+    compiled_module()  # the rendering is the compiled path's
+    mq = MqConfig(topic="t")
+    ahead = rows_encoder(mq).ahead()
+    assert ahead is not None
+    source = source_config(mysql)
+    local = LocalSession(source, OPTIONS, CHUNK)
+    child = ChildSession(source, OPTIONS, CHUNK, "sessions", ahead)
+    try:
+        here, there = _chunks(local, scratch_schema), _chunks(child, scratch_schema)
+    finally:
+        local.close()
+        child.close()
+    rendered = [row for read in there for row in read.rows]
+    assert rendered and all(isinstance(row, RenderedRows) for row in rendered)
+    builder = record_builder(mq)
+
+    def records(rows: list[Any]) -> list[Any]:
+        header = SnapshotHeader(
+            "mariadb-bin.000001", 4, 1, 1000, scratch_schema, "pairs", EventType.INSERT,
+            "0-1-2", 0, f"{scratch_schema}.pairs;0",
+        )  # fmt: skip
+        entries = [
+            Entry(header, EntryType.ROWDATA, RowChange(EventType.INSERT, row_datas=row))
+            for row in rows
+        ]
+        return builder.build(entries, 7, 1_700_000_000_000)
+
+    # The chunks' es differ (each was read at its own time): compare them with es set alike.
+    built = records([(row,) for read in here for row in read.rows])
+    assert [_same_es(r.value) for r in records(rendered)] == [_same_es(r.value) for r in built]
+    assert [r.key for r in records(rendered)] == [r.key for r in built]
+
+
+def _same_es(value: bytes) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(value)
+    message["es"] = 0
+    return message
+
+
+def test_a_child_session_reads_the_next_chunk_ahead_and_drops_it_on_a_new_description(
+    admin_connection: Connection, scratch_schema: str, mysql: MysqlEndpoint
+) -> None:
+    # The child reads chunk 2 as soon as it answered chunk 1 (a full one). A row inserted
+    # into chunk 2's range afterwards is not in the chunk answered from that read (the
+    # stream carries it: the windows drop nothing the read did not see); describing the
+    # table again drops the read ahead, and chunk 2 read again has the row.
+    _table(admin_connection, scratch_schema)
+    child = ChildSession(source_config(mysql), OPTIONS, CHUNK, "sessions")
+    try:
+        assert child.describe(scratch_schema, "pairs") == ("region", "n")
+        first = child.read_chunk(scratch_schema, "pairs", None)
+        assert isinstance(first, ChunkRead) and first.count == CHUNK
+        time.sleep(0.5)  # the read ahead is done
+        execute(admin_connection, "INSERT INTO pairs (region, n) VALUES ('eu', 6)")
+        ahead = child.read_chunk(scratch_schema, "pairs", first.encoded_keys[-1])
+        assert isinstance(ahead, ChunkRead) and ("eu", "6") not in ahead.keys
+        assert ahead.read_ms < time.time() * 1000 - 300
+        assert child.describe(scratch_schema, "pairs") == ("region", "n")
+        again = child.read_chunk(scratch_schema, "pairs", first.encoded_keys[-1])
+        assert isinstance(again, ChunkRead) and ("eu", "6") in again.keys
+    finally:
+        child.close()
 
 
 @pytest.mark.parametrize(("parser_process", "kind"), [(True, ChildSession), (False, LocalSession)])

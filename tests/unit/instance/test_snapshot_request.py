@@ -37,7 +37,9 @@ class FakeReader:
 
     started: ClassVar[list[FakeReader]] = []
 
-    def __init__(self, config: DestinationConfig, handoff: SnapshotHandoff, _options: Any):
+    def __init__(
+        self, config: DestinationConfig, handoff: SnapshotHandoff, _options: Any, _ahead: Any
+    ):
         self.handoff = handoff
         self.stats = SnapshotStats(tables_total=len(handoff.progress.tables))
         self.stopped = False
