@@ -20,8 +20,6 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from bridge.backoff import Backoff
@@ -142,37 +140,44 @@ class SnapshotReader:
 
     def _run(self) -> None:
         backoff = Backoff(1.0, RETRY_MAX_S)
-        while not self._stopping.is_set():
-            try:
-                table = self._todo.get_nowait()
-            except queue.Empty:
-                break
+        session: ReaderSession | None = None  # kept from table to table; new after an error
+        try:
             while not self._stopping.is_set():
                 try:
-                    with self._session() as session:
-                        table = self._read_table(session, table)
+                    table = self._todo.get_nowait()
+                except queue.Empty:
                     break
-                except _Stopped:
-                    return
-                except Exception as exc:  # the source went away, ...: again from the last key
-                    if self._stopping.is_set():
+                while not self._stopping.is_set():
+                    try:
+                        session = session or self._open_session()
+                        table = self._read_table(session, table)
+                        break
+                    except _Stopped:
                         return
-                    delay = backoff.next()
-                    log.warning(
-                        "destination %s: snapshot of %s interrupted (%s%s); again in %.1f s "
-                        "after the last key put",
-                        self.destination,
-                        table.table,
-                        "" if isinstance(exc, BridgeError) else f"{type(exc).__name__}: ",
-                        exc,
-                        delay,
-                    )
-                    table = self.handoff.progress.table(table.table) or table
-                    self._stopping.wait(delay)
+                    except Exception as exc:  # the source went away, ...: again from the last key
+                        if session is not None:
+                            self._close_session(session)
+                            session = None
+                        if self._stopping.is_set():
+                            return
+                        delay = backoff.next()
+                        log.warning(
+                            "destination %s: snapshot of %s interrupted (%s%s); again in %.1f s "
+                            "after the last key put",
+                            self.destination,
+                            table.table,
+                            "" if isinstance(exc, BridgeError) else f"{type(exc).__name__}: ",
+                            exc,
+                            delay,
+                        )
+                        table = self.handoff.progress.table(table.table) or table
+                        self._stopping.wait(delay)
+        finally:
+            if session is not None:
+                self._close_session(session)
         self._finish_if_done()
 
-    @contextmanager
-    def _session(self) -> Iterator[ReaderSession]:
+    def _open_session(self) -> ReaderSession:
         """A reader connection: in a child process where the destination's binlog reader
         runs in one (``parser_process``; the placement decided for the process), else here."""
         config = self.config
@@ -184,12 +189,12 @@ class SnapshotReader:
         )
         with self._lock:
             self._sessions.add(session)
-        try:
-            yield session
-        finally:
-            with self._lock:
-                self._sessions.discard(session)
-            session.close()
+        return session
+
+    def _close_session(self, session: ReaderSession) -> None:
+        with self._lock:
+            self._sessions.discard(session)
+        session.close()
 
     def _read_table(self, session: ReaderSession, table: TableProgress) -> TableProgress:
         """Read ``table`` from after its last key to its end; its progress when done."""

@@ -224,8 +224,11 @@ def test_the_reader_reads_in_a_child_where_the_binlog_reader_runs_in_one(
         }
     )
     reader = SnapshotReader(config, _NoHandoff(), OPTIONS)  # type: ignore[arg-type]
-    with reader._session() as session:
+    session = reader._open_session()
+    try:
         assert type(session) is kind
+    finally:
+        reader._close_session(session)
 
 
 class _NoHandoff:

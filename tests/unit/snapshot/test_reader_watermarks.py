@@ -1,10 +1,14 @@
-"""The reader takes each chunk's low watermark before it asks for the chunk before it: a
+"""The reader takes each chunk's low watermark before it asks for the chunk before it (a
 session in a child process reads the next chunk ahead right after answering one, so that
-chunk's SELECT runs before the reader asks for it (scripted session and windows)."""
+chunk's SELECT runs before the reader asks for it), and a reader thread keeps its session
+from table to table until an error (scripted sessions and windows)."""
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import Any, ClassVar
+
+import pytest
 
 from bridge.config import DestinationConfig
 from bridge.entry import Column, RowData
@@ -72,3 +76,49 @@ def test_each_chunks_low_watermark_is_taken_before_the_chunk_before_it_is_asked_
     # Chunk k (k = 1, 2, 3) is read after k + 1 begins: its own low and the next chunk's.
     assert log == ["begin", "begin", "read", "begin", "read", "begin", "read"]
     assert not windows._pins
+
+
+class FlakySession(ScriptedSession):
+    """A ScriptedSession whose first read of ``shop.lines`` loses the connection."""
+
+    opened: ClassVar[list[FlakySession]] = []
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__(log)
+        self.closed = False
+        FlakySession.opened.append(self)
+
+    def read_chunk(self, schema: str, name: str, after: object | None) -> ChunkRead | Gone | Redo:
+        if name == "lines" and not any("lost" in line for line in self.log):
+            self.log.append("lost")
+            raise ConnectionError("the source went away")
+        return super().read_chunk(schema, name, after)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_thread_keeps_its_session_from_table_to_table_and_opens_a_new_one_after_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A session in a child process costs a process start: one per reader thread, not per
+    # table; an error closes it (killing its child) and the table goes on in a new one.
+    log: list[str] = []
+    FlakySession.opened = []
+    names = ("shop.orders", "shop.lines", "shop.users")
+    windows = WatermarkWindows((BINLOG, 4), names)
+    plan = SnapshotProgress(tuple(TableProgress(name) for name in names))
+    handoff = SnapshotHandoff(plan, windows, [].extend, start=EntryPosition(BINLOG, 4))
+    config = CONFIG.model_copy(
+        update={"snapshot": CONFIG.snapshot.model_copy(update={"parallelism": 1})}
+    )
+    reader = SnapshotReader(config, handoff, DecodeOptions())
+    monkeypatch.setattr(reader, "_open_session", lambda: FlakySession(log))
+    reader.start()
+    deadline = time.monotonic() + 10
+    while reader.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not reader.running and reader.stats.finished
+    assert len(FlakySession.opened) == 2 and all(s.closed for s in FlakySession.opened)
+    assert log.count("lost") == 1
+    assert [t.rows for t in handoff.progress.tables] == [5, 5, 5]
