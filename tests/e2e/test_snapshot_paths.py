@@ -329,7 +329,11 @@ class LateCommitters:
                     cur.execute("BEGIN")
                     cur.execute("UPDATE items SET v = v + 1 WHERE id = %s", (key,))
                     locked = time.time() * 1000
-                    time.sleep(rng.uniform(0.3, 1.5))
+                    # Long enough to outlast a chunk's time from its read to its put (a
+                    # child session reads the next chunk ahead, before the throttle lets
+                    # the one before it through): a row read while locked then commits
+                    # after its chunk went in, the case staged.
+                    time.sleep(rng.uniform(1.0, 3.0))
                     cur.execute("COMMIT")
                     self.held.append((str(key), locked, time.time() * 1000))
         except BaseException as exc:
@@ -356,7 +360,7 @@ def test_rows_locked_by_late_committing_writers_are_never_stale(
     )
     committers = LateCommitters(mysql, scratch_schema, rows)
     threads = [
-        threading.Thread(target=committers.run, args=(seed,), daemon=True) for seed in range(8)
+        threading.Thread(target=committers.run, args=(seed,), daemon=True) for seed in range(16)
     ]
     bridge = BridgeProcess(config).start()
     try:
