@@ -151,10 +151,16 @@ def _failed(text: str) -> SnapshotProcessFailed:
 # --------------------------------------------------------------------------- the child side
 
 
+def _chunk_header(schema: str, name: str, read: ChunkRead) -> Header:
+    """The header a chunk's rows are carried and rendered under: no binlog position (that is
+    known only where the chunk is put) and so no GTID; the chunk's read time as ``es``."""
+    return Header("", 0, 0, read.read_ms, schema, name, EventType.INSERT)
+
+
 def _rows_entry(schema: str, name: str, read: ChunkRead) -> Entry:
     """A chunk's rows as one INSERT entry, the shape ``bridge.parse.wire`` carries rows in."""
-    header = Header("", 0, 0, read.read_ms, schema, name, EventType.INSERT)
-    return Entry(header, EntryType.ROWDATA, RowChange(EventType.INSERT, row_datas=read.rows))
+    change = RowChange(EventType.INSERT, row_datas=read.rows)
+    return Entry(_chunk_header(schema, name, read), EntryType.ROWDATA, change)
 
 
 def _rendered(
@@ -166,7 +172,7 @@ def _rendered(
     for the oversize policy)."""
     if encode is None:
         return None
-    header = Header("", 0, 0, read.read_ms, schema, name, EventType.INSERT)
+    header = _chunk_header(schema, name, read)
     rendered = []
     for row in read.rows:
         parts = encode(header, RowChange(EventType.INSERT, row_datas=(row,)))

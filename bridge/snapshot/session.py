@@ -7,9 +7,9 @@ does it on a connection of this process, and ``bridge.snapshot.child.ChildSessio
 run on a second core. The reader keeps everything else: the watermark windows, the handoff,
 the throttle, the progress, the retries.
 
-A chunk is read as ``_read_chunk`` in the reader describes: one ``SELECT ... ORDER BY key
-LIMIT chunk_size`` after the last key, then the high watermark (the source's binlog end), then
-its rows rendered as the stream renders them, with their window keys and encoded keys.
+A chunk is read as docs/snapshots.md describes: one ``SELECT ... ORDER BY key LIMIT
+chunk_size`` after the last key, then the high watermark (the source's binlog end), then its
+rows rendered as the stream renders them, with their window keys and encoded keys.
 """
 
 from __future__ import annotations
