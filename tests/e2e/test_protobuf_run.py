@@ -33,18 +33,20 @@ EXPECTED = [
 
 
 def _entries(
-    bootstrap: str, topic: str, want_rows: int, timeout_s: float
+    bootstrap: str, topic: str, want_rows: int, want_ddl: int, timeout_s: float
 ) -> list[tuple[int, pb.Entry]]:
-    """(partition, Entry) of every record's Messages until ``want_rows`` row changes were
-    seen or time runs out."""
+    """(partition, Entry) of every record's Messages until ``want_rows`` row changes and
+    ``want_ddl`` DDL entries were seen or time runs out. Both counts matter: with hashed
+    partitions the DDL sits on partition 0 while the rows may all sit on others, so the
+    rows alone can be complete before the consumer has fetched partition 0."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"t-{uuid.uuid4().hex}"})
     metadata = consumer.list_topics(topic, timeout=30)
     consumer.assign([TopicPartition(topic, p, 0) for p in metadata.topics[topic].partitions])
     got: list[tuple[int, pb.Entry]] = []
-    rows = 0
+    rows = ddl = 0
     deadline = time.monotonic() + timeout_s
     try:
-        while rows < want_rows and time.monotonic() < deadline:
+        while (rows < want_rows or ddl < want_ddl) and time.monotonic() < deadline:
             message = consumer.poll(0.5)
             if message is None or message.error() is not None:
                 continue
@@ -54,7 +56,9 @@ def _entries(
                 entry = pb.Entry.FromString(data)
                 got.append((message.partition(), entry))
                 if entry.entryType == pb.ROWDATA:
-                    rows += len(pb.RowChange.FromString(entry.storeValue).rowDatas)
+                    change = pb.RowChange.FromString(entry.storeValue)
+                    ddl += change.isDdl
+                    rows += len(change.rowDatas)
     finally:
         consumer.close()
     return got
@@ -86,7 +90,7 @@ def test_protobuf_messages_carry_the_source_rows(
             cur.execute(f"INSERT INTO {table} VALUES (1, 'one', 10), (2, NULL, 20), (3, 'c', 30)")
             cur.execute(f"UPDATE {table} SET note = 'uno' WHERE id = 1")
             cur.execute(f"DELETE FROM {table} WHERE id IN (2, 3)")
-        got = _entries(kafka_bootstrap, topic, want_rows=len(EXPECTED), timeout_s=60)
+        got = _entries(kafka_bootstrap, topic, want_rows=len(EXPECTED), want_ddl=1, timeout_s=60)
         bridge.signal(signal.SIGTERM)
         assert bridge.wait(60) == 0, bridge.output()
     finally:
