@@ -7,7 +7,7 @@ rendered the way canal renders them (see ``bridge.parse.values``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -76,6 +76,15 @@ class EncodedRows(Protocol):
     def __len__(self) -> int: ...
 
 
+class EncodedRowsApart(EncodedRows, Protocol):
+    """Rows each written in the output format as a record of its own (a snapshot chunk's:
+    ``AheadEncoding.encode_apart``), of which a snapshot entry may carry any subset."""
+
+    def pick(self, indexes: Sequence[int]) -> EncodedRowsApart:
+        """These rows at ``indexes``, in that order."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class RowChange:
     event_type: EventType
@@ -139,7 +148,12 @@ class AheadEncoding:
     of bytes, ints, strings: the process pipe carries them), or None to send the rows themselves;
     it must pickle (a module function or a ``functools.partial`` of one). ``revive(*parts)``
     runs in the instance's process and returns the ``EncodedRows`` its encoder reads.
+
+    ``encode_apart`` / ``revive_apart`` do the same for rows that become a record each (a
+    snapshot chunk's rows, ``EncodedRowsApart``), where the encoder can write them so.
     """
 
     encode: AheadEncode
     revive: Callable[..., EncodedRows]
+    encode_apart: AheadEncode | None = None
+    revive_apart: Callable[..., EncodedRowsApart] | None = None

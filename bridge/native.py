@@ -73,6 +73,23 @@ class Compiled(Protocol):
         value being ``head + id + middle + ts + tail``; None also over ``limit`` bytes."""
         ...
 
+    def row_records_parts(  # noqa: PLR0917  (one flat call per snapshot chunk)
+        self,
+        database: str,
+        table: str,
+        kind: int,
+        event_type: str,
+        es: int,
+        sql: str,
+        gtid: str,
+        rows: tuple[object, ...],
+        limit: int,
+    ) -> tuple[list[bytes], bytes, bytes, list[bytes]] | None:
+        """Each row as a record of its own: ``(heads, middle, tail, keys)``, row ``i``'s
+        value being ``heads[i] + id + middle + ts + tail``; None where ``rows_record_parts``
+        of any one row would be, or where rows differ after the head."""
+        ...
+
 
 def _load() -> Compiled | None:
     if os.environ.get("CANAL_BRIDGE_NATIVE", "1") == "0":

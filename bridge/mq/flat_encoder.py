@@ -160,6 +160,28 @@ class RenderedRows:
         return b"".join((self.head, batch_id, self.middle, ts, self.tail))
 
 
+@dataclass(frozen=True, slots=True)
+class RenderedRecords:
+    """Rows each written as a FlatMessage record of its own, with its record key, by a
+    snapshot reader's process (``render_rows_apart``); an ``EncodedRowsApart``. Row ``i``'s
+    value is ``heads[i] + id + middle + ts + tail``: one row's message differs from another's
+    only in its head (``data``), since all share the chunk's table, plan and read time."""
+
+    heads: list[bytes]
+    middle: bytes
+    tail: bytes
+    keys: list[bytes]
+
+    def __len__(self) -> int:
+        return len(self.heads)
+
+    def pick(self, indexes: Sequence[int]) -> RenderedRecords:
+        heads, keys = self.heads, self.keys
+        return RenderedRecords(
+            [heads[i] for i in indexes], self.middle, self.tail, [keys[i] for i in indexes]
+        )
+
+
 class CompiledFlatMessageEncoder(FlatMessageEncoder):
     """The same records, rows events written by the compiled path where it can."""
 
@@ -180,8 +202,11 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         change = entry.row_change
         if change is None:  # transaction markers, heartbeats: most entries of small txns
             return ()
-        if type(change.row_datas) is RenderedRows:
-            return (self._rendered_record(entry.header, change.row_datas, batch_id, ts),)
+        rows = change.row_datas
+        if type(rows) is RenderedRows:
+            return (self._rendered_record(entry.header, rows, batch_id, ts),)
+        if type(rows) is RenderedRecords:
+            return self._rendered_records(entry.header, rows, batch_id, ts)
         if entry.entry_type not in SKIPPED_ENTRY_TYPES:
             record = self._compiled_record(entry.header, change, batch_id, ts)
             if record is not None:
@@ -196,7 +221,12 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         limit = self.placement.max_record_bytes - RECORD_OVERHEAD - RENDER_HEADROOM
         if self.placement.partitions.hashing or limit <= 0:
             return None
-        return AheadEncoding(functools.partial(render_rows, limit=limit), RenderedRows)
+        return AheadEncoding(
+            functools.partial(render_rows, limit=limit),
+            RenderedRows,
+            functools.partial(render_rows_apart, limit=limit),
+            RenderedRecords,
+        )
 
     def _compiled_record(
         self, header: Header, change: RowChange, batch_id: int, ts: int
@@ -232,26 +262,60 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
             return None
         return new_record(route[0], route[1], key, value, headers)
 
+    def _rendered_records(
+        self, header: Header, rows: RenderedRecords, batch_id: int, ts: int
+    ) -> list[OutgoingRecord]:
+        """A record per row a snapshot reader process rendered: the batch id and build time
+        put in after each row's head. Rendered, like ``_rendered_record``'s, only where the
+        partition does not depend on the rows and far below the size limit."""
+        id_text, ts_text = self._texts(batch_id, ts)
+        database, table = header.schema_name, header.table_name
+        route = self.placement.route(database, table)
+        after_head = b"".join((id_text, rows.middle, ts_text, rows.tail))
+        headers = binlog_headers(header)
+        heads, keys = rows.heads, rows.keys
+        if not heads:
+            return []
+        # The largest record fits, so all do.
+        big = max(range(len(heads)), key=lambda i: len(heads[i]) + len(keys[i]))
+        if route is None or not self.placement.fits(
+            heads[big] + after_head, keys[big], header, headers
+        ):
+            raise _misfit(header, route is None)
+        topic, partition = route
+        return [
+            new_record(topic, partition, key, head + after_head, headers)
+            for head, key in zip(heads, keys, strict=True)
+        ]
+
+    def _texts(self, batch_id: int, ts: int) -> tuple[bytes, bytes]:
+        """The batch id and build time as JSON numbers, made once per batch."""
+        if batch_id != self._batch_id or ts != self._ts:
+            self._batch_id, self._ts = batch_id, ts
+            self._id_text, self._ts_text = str(batch_id).encode(), str(ts).encode()
+        return self._id_text, self._ts_text
+
     def _rendered_record(
         self, header: Header, rows: RenderedRows, batch_id: int, ts: int
     ) -> OutgoingRecord:
         """The record of rows the binlog reader process rendered: only the batch id and build
         time are put in. It renders only where the partition does not depend on the rows and
         far below the size limit, so neither can fail here."""
-        if batch_id != self._batch_id or ts != self._ts:
-            self._batch_id, self._ts = batch_id, ts
-            self._id_text, self._ts_text = str(batch_id).encode(), str(ts).encode()
         database, table = header.schema_name, header.table_name
         route = self.placement.route(database, table)
-        value = rows.finish(self._id_text, self._ts_text)
+        value = rows.finish(*self._texts(batch_id, ts))
         headers = binlog_headers(header)
         if route is None or not self.placement.fits(value, rows.key, header, headers):
-            raise RenderedRowsMisfit(
-                f"{database}.{table} at {header.logfile_name}:{header.logfile_offset}: rows "
-                f"rendered by the binlog reader process do not fit this destination "
-                f"({'hashed over partitions' if route is None else 'over the size limit'})"
-            )
+            raise _misfit(header, route is None)
         return new_record(route[0], route[1], rows.key, value, headers)
+
+
+def _misfit(header: Header, hashed: bool) -> RenderedRowsMisfit:
+    return RenderedRowsMisfit(
+        f"{header.schema_name}.{header.table_name} at {header.logfile_name}:"
+        f"{header.logfile_offset}: rows rendered by the binlog reader process do not fit this "
+        f"destination ({'hashed over partitions' if hashed else 'over the size limit'})"
+    )
 
 
 def _native_rows(change: RowChange) -> tuple[tuple[int, str], tuple[RowData, ...]] | None:
@@ -284,6 +348,32 @@ def render_rows(
         return None
     (kind, event_type), rows = native_rows
     return compiled.rows_record_parts(
+        header.schema_name,
+        header.table_name,
+        kind,
+        event_type,
+        header.execute_time,
+        change.sql,
+        message_gtid(header),
+        rows,
+        limit,
+    )
+
+
+def render_rows_apart(
+    header: Header, change: RowChange, limit: int
+) -> tuple[list[bytes], bytes, bytes, list[bytes]] | None:
+    """Each row of a change as a record of its own, as ``RenderedRecords``' fields, with the
+    compiled path in one call (in a snapshot reader's process); None where it cannot, or
+    where a row's record would be over ``limit`` bytes (the rows then cross as rows)."""
+    compiled = native.module
+    if compiled is None:
+        return None
+    native_rows = _native_rows(change)
+    if native_rows is None:
+        return None
+    (kind, event_type), rows = native_rows
+    return compiled.row_records_parts(
         header.schema_name,
         header.table_name,
         kind,

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.construct import slotted_constructor
-from bridge.entry import AheadEncoding, Entry, Header
+from bridge.entry import AheadEncoding, Entry, Header, RowChange
 from bridge.mq.routing import PartitionRouter, TopicPartitions, TopicRouter
 from bridge.position import SnapshotHeader
 
@@ -184,6 +184,20 @@ class BatchCursor(Protocol):
     def rolled_back(self) -> None: ...
 
 
+def rows_apart(entry: Entry) -> Sequence[Entry]:
+    """A snapshot entry's rows as one-row entries: a snapshot row is a message of its own,
+    keyed and placed as a streamed change of that row alone (docs/snapshots.md). Rows
+    rendered ahead as a record each (``EncodedRowsApart``) stay together: the encoder that
+    wrote them writes a record per row."""
+    change = entry.row_change
+    if change is None or type(change.row_datas) is not tuple or len(change.row_datas) < 2:
+        return (entry,)
+    header, kind, event_type = entry.header, entry.entry_type, change.event_type
+    return [
+        Entry(header, kind, RowChange(event_type, row_datas=(row,))) for row in change.row_datas
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class RecordBuilder:
     """Turns a batch into records: every entry through the destination's encoder, in order,
@@ -203,7 +217,11 @@ class RecordBuilder:
         if self.cursor is not None:
             entries, cursor_record = self.cursor.batch(batch_id, entries)
         for entry in entries:
-            records.extend(encode(entry, batch_id, ts))
+            if type(entry.header) is SnapshotHeader:
+                for row in rows_apart(entry):
+                    records.extend(encode(row, batch_id, ts))
+            else:
+                records.extend(encode(entry, batch_id, ts))
         records.extend(self.encoder.finish(batch_id, ts))
         if cursor_record is not None:
             records.append(cursor_record)

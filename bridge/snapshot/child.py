@@ -56,7 +56,8 @@ class ChildSpec:
     log_format: str
     log_level: int
     parent_pid: int
-    # AheadEncoding.encode: each row written in the output format here (None: rows cross).
+    # AheadEncoding.encode_apart: each row written in the output format here as a record of
+    # its own (None: rows cross).
     encode_ahead: AheadEncode | None = None
 
 
@@ -76,11 +77,13 @@ class ChildSession:
         ahead: AheadEncoding | None = None,
     ) -> None:
         """``ahead``: the destination's encoding ahead of the batch, as the binlog reader's
-        child takes it; given, each row crosses written in the output format."""
+        child takes it; given (with ``encode_apart``), each row crosses written in the output
+        format as a record of its own."""
         self._destination = destination or source.address
         self._lock = threading.Lock()
         self._decoder = EntryDecoder()
-        self._revive = ahead.revive if ahead is not None else None
+        apart = ahead is not None and ahead.encode_apart is not None
+        self._revive = ahead.revive_apart if ahead is not None and apart else None
         self._child = childproc.spawn("bridge.snapshot.child")
         assert self._child.stdin is not None and self._child.stdout is not None
         childproc.widen_pipe(self._child.stdout)
@@ -94,7 +97,7 @@ class ChildSession:
             configured_format(),
             logging.getLogger().getEffectiveLevel(),
             os.getpid(),
-            ahead.encode if ahead is not None else None,
+            ahead.encode_apart if ahead is not None and apart else None,
         )
         with contextlib.suppress(BrokenPipeError):  # it died at once: the first answer says so
             childproc.write_frame(self._requests, b"s", pickle.dumps(spec))
@@ -109,15 +112,15 @@ class ChildSession:
             return "gone"
         if kind == _REDO:
             return "redo"
-        rendered, rows_data, keys, encoded, high, read_ms = marshal.loads(payload)
+        rendered, rows_data, keys, per_entry, entry_keys, high, read_ms = marshal.loads(payload)
         if rendered is not None and self._revive is not None:
-            revive = self._revive
-            return ChunkRead(
-                tuple(revive(*parts) for parts in rendered), keys, encoded, high, read_ms
-            )
+            rows = self._revive(*rendered)
+            return ChunkRead(rows, keys, per_entry, entry_keys, high, read_ms)
+        if rows_data is None:  # an empty chunk
+            return ChunkRead((), keys, per_entry, entry_keys, high, read_ms)
         (entry,) = self._decoder.decode(rows_data)
         assert entry.row_change is not None
-        return ChunkRead(row_images(entry.row_change), keys, encoded, high, read_ms)
+        return ChunkRead(row_images(entry.row_change), keys, per_entry, entry_keys, high, read_ms)
 
     def estimated_rows(self, schema: str, name: str) -> int:
         count: int = marshal.loads(self._ask(_ESTIMATE, (schema, name))[1])
@@ -165,21 +168,16 @@ def _rows_entry(schema: str, name: str, read: ChunkRead) -> Entry:
 
 def _rendered(
     encode: AheadEncode | None, schema: str, name: str, read: ChunkRead
-) -> list[tuple[Any, ...]] | None:
-    """Each row of a chunk as its own INSERT written in the output format (a record per row,
-    as the stream's parent would build it), or None when there is no such encoding or one
-    row does not take it (over the size it leaves room for: the chunk's rows cross as rows,
-    for the oversize policy)."""
-    if encode is None:
+) -> tuple[Any, ...] | None:
+    """A chunk's rows written in the output format, each as a record of its own (as the
+    stream's parent would build it for that row alone), in one call; None when there is no
+    such encoding or a row does not take it (over the size it leaves room for: the chunk's
+    rows cross as rows, for the oversize policy)."""
+    if encode is None or not read.rows:
         return None
-    header = _chunk_header(schema, name, read)
-    rendered = []
-    for row in read.rows:
-        parts = encode(header, RowChange(EventType.INSERT, row_datas=(row,)))
-        if parts is None:
-            return None
-        rendered.append(parts)
-    return rendered
+    return encode(
+        _chunk_header(schema, name, read), RowChange(EventType.INSERT, row_datas=read.rows)
+    )
 
 
 @dataclass
@@ -188,7 +186,7 @@ class _Prefetched:
 
     request: tuple[Any, ...]
     outcome: ChunkRead | Gone | Redo | Exception
-    rendered: list[tuple[Any, ...]] | None = None
+    rendered: tuple[Any, ...] | None = None
 
 
 def serve(
@@ -227,7 +225,7 @@ def serve(
                 read = answered.outcome
                 if isinstance(read, ChunkRead) and read.count == session.chunk_size:
                     schema, name, _ = request
-                    ahead = _read(session, (schema, name, read.encoded_keys[-1]), encode_ahead)
+                    ahead = _read(session, (schema, name, read.entry_keys[-1]), encode_ahead)
             else:
                 raise ValueError(f"unknown request {kind!r}")
         except BrokenPipeError:
@@ -256,14 +254,15 @@ def _answer(encoder: EntryEncoder, read: _Prefetched) -> tuple[bytes, bytes]:
         return _REDO, b""
     assert isinstance(outcome, ChunkRead)
     rows = None
-    if read.rendered is None:  # encoded only now: the encoder sends each plan once
+    if read.rendered is None and outcome.rows:  # encoded only now: each plan is sent once
         schema, name, _ = read.request
         rows = encoder.encode([_rows_entry(schema, name, outcome)])
     answer = (
         read.rendered,
         rows,
         outcome.keys,
-        outcome.encoded_keys,
+        outcome.per_entry,
+        outcome.entry_keys,
         outcome.high,
         outcome.read_ms,
     )

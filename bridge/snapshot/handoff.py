@@ -8,10 +8,10 @@ it offers a chunk, which is put at once when the stream already stands at a boun
 its high watermark (the stream idle at the end of the binlog).
 
 A chunk is put as one pseudo-transaction: BEGIN, its rows minus the keys the stream changed
-inside the window (INSERT entries), END. Every row and the END are ack points carrying the
-progress after them (``SnapshotHeader.progress``), so the cursor says which key a resumed
-snapshot starts after; the END also covers rows dropped at the chunk's tail and the table's
-end.
+inside the window (INSERT entries of ``ChunkRead.per_entry`` rows, about a binlog rows
+event's worth; each row still becomes a record of its own), END. Every rows entry and the END
+are ack points carrying the progress after them (``SnapshotHeader.progress``), so the cursor
+says which key a resumed snapshot starts after; the END also covers the table's end.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bridge.construct import slotted_constructor
-from bridge.entry import EncodedRows, Entry, EntryType, EventType, Header, RowChange, RowData
+from bridge.entry import EncodedRowsApart, Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.position import (
     EntryPosition,
     SnapshotHeader,
@@ -43,18 +43,20 @@ _new_table = slotted_constructor(TableProgress)
 class Chunk:
     """One chunk read between two watermarks, and what became of it.
 
-    ``rows``/``keys``/``encoded_keys`` are parallel: the row as an INSERT image (or written in
-    the output format ahead, as one row's ``EncodedRows``), its key as
-    the window compares it, its key as the cursor stores it. ``end_key``: the encoded key the
-    next chunk starts after; ``last``: the table has no rows after this chunk.
+    ``rows``/``keys`` are parallel: the rows as INSERT images (or written in the output format
+    ahead, a record each: ``EncodedRowsApart``), each row's key as the window compares it.
+    They go in ``per_entry`` to an entry; ``entry_keys``: per entry, its last row's key as
+    the cursor stores it. ``end_key``: the encoded key the next chunk starts after; ``last``:
+    the table has no rows after this chunk.
     """
 
     table: str
     key_columns: tuple[str, ...]
     number: int
-    rows: Sequence[RowData] | Sequence[EncodedRows]
+    rows: Sequence[RowData] | EncodedRowsApart
     keys: Sequence[Key]
-    encoded_keys: Sequence[object]
+    per_entry: int
+    entry_keys: Sequence[object]
     low: Position
     high: Position
     read_ms: int
@@ -159,8 +161,8 @@ class SnapshotHandoff:
         schema, _, table = chunk.table.partition(".")
         current = self.progress.table(chunk.table) or TableProgress(chunk.table)
         rows = current.rows
-        # Per row: the progress after it (the plan with this table's step replaced) and its
-        # entry. Built without the frozen dataclasses' __init__: a chunk makes thousands.
+        # Per entry: the progress after it (the plan with this table's step replaced) and
+        # the entry, built without the frozen dataclasses' __init__.
         tables = self.progress.tables
         place = next((i for i, t in enumerate(tables) if t.table == chunk.table), None)
         before, after = (tables, ()) if place is None else (tables[:place], tables[place + 1 :])
@@ -191,13 +193,20 @@ class SnapshotHandoff:
             _new_entry(header(None, None), EntryType.TRANSACTIONBEGIN, None, "")
         ]
         insert, rowdata, name = EventType.INSERT, EntryType.ROWDATA, chunk.table
-        for row, key, encoded in zip(chunk.rows, chunk.keys, chunk.encoded_keys, strict=True):
-            if self._drop and key in changed:
-                chunk.rows_dropped += 1
-                continue
-            rows += 1
+        count, per_entry, keys = len(chunk.rows), chunk.per_entry, chunk.keys
+        dropping = self._drop and bool(changed)
+        for start, encoded in zip(range(0, count, per_entry), chunk.entry_keys, strict=True):
+            stop = min(start + per_entry, count)
+            if dropping:
+                kept = [i for i in range(start, stop) if keys[i] not in changed]
+                chunk.rows_dropped += stop - start - len(kept)
+                if not kept:
+                    continue
+                row_datas = _pick(chunk.rows, kept)
+            else:
+                row_datas = _pick(chunk.rows, range(start, stop))
+            rows += len(row_datas)
             step = progress_at(_new_table(name, encoded, rows, False))
-            row_datas = (row,) if isinstance(row, RowData) else row  # or encoded ahead
             change = _new_row_change(insert, False, "", "", row_datas)
             entries.append(_new_entry(header(insert, step), rowdata, change, ""))
         progress = progress_at(TableProgress(chunk.table, chunk.end_key, rows, done=chunk.last))
@@ -205,3 +214,14 @@ class SnapshotHandoff:
         self._put(entries)
         chunk.rows_put = rows - current.rows
         self.progress = progress
+
+
+def _pick(
+    rows: Sequence[RowData] | EncodedRowsApart, indexes: Sequence[int]
+) -> tuple[RowData, ...] | EncodedRowsApart:
+    """The rows at ``indexes`` as an entry's rows."""
+    if isinstance(rows, Sequence):
+        if isinstance(indexes, range):
+            return tuple(rows[indexes.start : indexes.stop])
+        return tuple(rows[i] for i in indexes)
+    return rows.pick(indexes)

@@ -300,7 +300,7 @@ class SnapshotReader:
                 return None
             if read == "redo":  # altered between describe and read
                 return Chunk(
-                    table, key_columns, number, (), (), (), low, low, 0, None, False, redo=True
+                    table, key_columns, number, (), (), 1, (), low, low, 0, None, False, redo=True
                 )
             self._throttle.take(read.count, self._stopping)
             chunk = Chunk(
@@ -309,11 +309,12 @@ class SnapshotReader:
                 number,
                 read.rows,
                 read.keys,
-                read.encoded_keys,
+                read.per_entry,
+                read.entry_keys,
                 low,
                 read.high,
                 read.read_ms,
-                end_key=read.encoded_keys[-1] if read.encoded_keys else after,
+                end_key=read.entry_keys[-1] if read.entry_keys else after,
                 last=read.count < self.config.snapshot.chunk_size,
             )
             self.handoff.offer(chunk)

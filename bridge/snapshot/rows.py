@@ -164,20 +164,23 @@ def describe_table(
 def row_data(table: SnapshotTable, raw: Sequence[Any]) -> RowData:
     """One selected row (a tuple from a plain PyMySQL cursor) as the INSERT row the binlog
     reader would produce for it (``chunk_rows`` of one row)."""
-    (row,) = chunk_rows(table, (raw,))
+    (row,), _ = chunk_rows(table, (raw,))
     return row
 
 
-def chunk_rows(table: SnapshotTable, raws: Sequence[Sequence[Any]]) -> tuple[DecodedRow, ...]:
+def chunk_rows(
+    table: SnapshotTable, raws: Sequence[Sequence[Any]]
+) -> tuple[tuple[DecodedRow, ...], int]:
     """Selected rows as the INSERT rows the binlog reader would produce for them: every
     column in ``after``, each ``updated``; values, ``sqlType``, ``mysqlType``, ``isKey`` and
-    ``isNull`` exactly the stream's. The rows are written as one multi-row rows event and
-    decoded by one decoder call (per row, the call and its set-up cost more than the
-    values). A value a column cannot hold raises ``ValueError`` naming the column."""
+    ``isNull`` exactly the stream's; with the bytes of their row images. The rows are
+    written as one multi-row rows event and decoded by one decoder call (per row, the call
+    and its set-up cost more than the values). A value a column cannot hold raises
+    ``ValueError`` naming the column."""
     if not raws:
-        return ()
+        return (), 0
     body = table.write_body(raws)
-    return cast(tuple[DecodedRow, ...], table.decoder.decode("insert", body))
+    return cast(tuple[DecodedRow, ...], table.decoder.decode("insert", body)), len(body)
 
 
 def window_keys(table: SnapshotTable, rows: Iterable[DecodedRow]) -> list[Key]:

@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 import pymysql
 
 from bridge.config import SourceConfig
-from bridge.entry import EncodedRows, RowData
+from bridge.entry import EncodedRowsApart, RowData
 from bridge.parse.source import ServerVersion, master_position, open_connection, server_version
 from bridge.parse.values import DecodeOptions
 from bridge.snapshot import rows as snapshot_rows
@@ -38,17 +38,28 @@ Gone = Literal["gone"]
 Redo = Literal["redo"]
 
 
+# A snapshot entry holds about what a binlog rows event does (binlog_row_event_max_size's
+# default, 8 KiB of row images), so that a store full of snapshot entries holds no more than
+# one full of streamed events; a row larger than that is an entry of its own.
+ENTRY_BYTES = 8192
+
+
 @dataclass(frozen=True, slots=True)
 class ChunkRead:
     """The rows of one chunk, as INSERT rows the stream would render (or each already written
-    in the output format, ``EncodedRows``, where a child session renders them), with each
-    row's key as the windows compare it and as the cursor stores it (parallel sequences);
-    ``count``: rows selected (``< chunk_size``: the table's last chunk); ``high``: the binlog
-    end read after the SELECT; ``read_ms``: when (wall clock, ms)."""
+    in the output format as a record of its own, ``EncodedRowsApart``, where a child session
+    renders them), with each row's key as the windows compare it; ``count``: rows selected
+    (``< chunk_size``: the table's last chunk); ``high``: the binlog end read after the
+    SELECT; ``read_ms``: when (wall clock, ms).
 
-    rows: tuple[RowData, ...] | tuple[EncodedRows, ...]
+    The rows go into the store ``per_entry`` to an entry (``ENTRY_BYTES`` of row images, from
+    the chunk's average row); ``entry_keys`` holds, per entry, its last row's key as the
+    cursor stores it (the last one is the key the next chunk starts after)."""
+
+    rows: tuple[RowData, ...] | EncodedRowsApart
     keys: list[Key]
-    encoded_keys: list[Any]
+    per_entry: int
+    entry_keys: list[Any]
     high: Position
     read_ms: int
 
@@ -122,12 +133,17 @@ class LocalSession:
             raise
         high = master_position(self._conn, self._server).sort_key()
         read_ms = int(time.time() * 1000)
-        rows = snapshot_rows.chunk_rows(shape, raw_rows)
+        rows, image_bytes = snapshot_rows.chunk_rows(shape, raw_rows)
+        per_entry = max(1, ENTRY_BYTES * len(rows) // max(1, image_bytes))
+        last_rows = raw_rows[per_entry - 1 :: per_entry]
+        if len(raw_rows) % per_entry:
+            last_rows = (*last_rows, raw_rows[-1])
         return ChunkRead(
             rows=rows,
             keys=snapshot_rows.window_keys(shape, rows),
-            encoded_keys=[
-                snapshot_rows.encode_key(snapshot_rows.key_values(shape, raw)) for raw in raw_rows
+            per_entry=per_entry,
+            entry_keys=[
+                snapshot_rows.encode_key(snapshot_rows.key_values(shape, raw)) for raw in last_rows
             ],
             high=high,
             read_ms=read_ms,

@@ -7,7 +7,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::json::{write_int, write_key, write_opt_str, write_str};
 
@@ -648,6 +648,68 @@ pub fn rows_record_parts<'py>(
         PyBytes::new(py, &key),
     )))
 }
+
+/// Each row of a rows event as a record of its own (a snapshot chunk's rows: one message
+/// per row, keyed by its primary key), as ``(heads, middle, tail, keys)``: row ``i``'s value
+/// is ``heads[i] + id + middle + ts + tail``. The rows share one plan, so everything after
+/// ``data``, ``database``, ``es`` and ``gtid`` is the same for all; None where the
+/// pure-Python path must decide (as ``rows_record_parts`` for any one row), where two rows'
+/// records differ after the head, or where a value and key come to more than ``limit``.
+#[pyfunction]
+#[pyo3(signature = (database, table, kind, event_type, es, sql, gtid, rows, limit))]
+#[allow(clippy::too_many_arguments)]
+pub fn row_records_parts<'py>(
+    py: Python<'py>,
+    database: &str,
+    table: &str,
+    kind: u8,
+    event_type: &str,
+    es: i64,
+    sql: &str,
+    gtid: &str,
+    rows: &Bound<'py, PyTuple>,
+    limit: usize,
+) -> PyResult<Option<ApartParts<'py>>> {
+    let mut heads = Vec::with_capacity(rows.len());
+    let mut keys = Vec::with_capacity(rows.len());
+    let mut shared: Option<(Vec<u8>, Vec<u8>)> = None;
+    for row in rows.iter() {
+        let one = PyTuple::new(py, [row])?;
+        let Some(message) = collect(one.as_any(), kind)? else {
+            return Ok(None);
+        };
+        let (template, id_at, ts_at) =
+            write_message(&message, database, table, event_type, es, sql, gtid)?;
+        let key = record_key(database, table, &message);
+        if template.len() + key.len() > limit {
+            return Ok(None);
+        }
+        let (middle, tail) = (&template[id_at..ts_at], &template[ts_at..]);
+        match &shared {
+            None => shared = Some((middle.to_vec(), tail.to_vec())),
+            Some((m, t)) if m.as_slice() == middle && t.as_slice() == tail => {}
+            Some(_) => return Ok(None),
+        }
+        heads.push(PyBytes::new(py, &template[..id_at]));
+        keys.push(PyBytes::new(py, &key));
+    }
+    let Some((middle, tail)) = shared else {
+        return Ok(None);
+    };
+    Ok(Some((
+        PyList::new(py, heads)?,
+        PyBytes::new(py, &middle),
+        PyBytes::new(py, &tail),
+        PyList::new(py, keys)?,
+    )))
+}
+
+type ApartParts<'py> = (
+    Bound<'py, PyList>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyList>,
+);
 
 type RecordParts<'py> = (
     usize,

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record_parts, module)?)?;
+    module.add_function(wrap_pyfunction!(flat::row_records_parts, module)?)?;
     module.add_class::<image::ImageReader>()?;
     module.add_class::<writer::ImageWriter>()?;
     module.add("UPDATE", flat::UPDATE)?;

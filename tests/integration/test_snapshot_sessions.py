@@ -18,7 +18,7 @@ import pytest
 
 from bridge.config import DestinationConfig, MqConfig
 from bridge.entry import Entry, EntryType, EventType, RowChange
-from bridge.mq.flat_encoder import RenderedRows
+from bridge.mq.flat_encoder import RenderedRecords
 from bridge.mq.formats import record_builder, rows_encoder
 from bridge.parse.values import DecodeOptions
 from bridge.position import SnapshotHeader
@@ -63,7 +63,7 @@ def _chunks(session: ReaderSession, schema: str) -> list[ChunkRead]:
         reads.append(read)
         if read.count < CHUNK:
             return reads
-        after = read.encoded_keys[-1]
+        after = read.entry_keys[-1]
 
 
 def test_a_child_session_reads_what_a_local_one_reads(
@@ -78,7 +78,8 @@ def test_a_child_session_reads_what_a_local_one_reads(
         assert [r.count for r in there] == [r.count for r in here] == [7, 7, 4]
         for mine, theirs in zip(here, there, strict=True):
             assert [row.after for row in theirs.rows] == [row.after for row in mine.rows]
-            assert theirs.keys == mine.keys and theirs.encoded_keys == mine.encoded_keys
+            assert theirs.keys == mine.keys and theirs.entry_keys == mine.entry_keys
+            assert theirs.per_entry == mine.per_entry
             assert theirs.high[0] == mine.high[0] and not theirs.high[0].startswith("b'")
         assert here[0].keys[:2] == [("ap", "0"), ("ap", "1")]
         # A table without a key: the same error, raised again as itself.
@@ -159,23 +160,25 @@ def test_a_child_session_renders_each_row_as_the_worker_would_build_its_record(
     finally:
         local.close()
         child.close()
-    rendered = [row for read in there for row in read.rows]
-    assert rendered and all(isinstance(row, RenderedRows) for row in rendered)
+    rendered = [read.rows for read in there]
+    assert all(isinstance(rows, RenderedRecords) for rows in rendered)
+    assert [len(rows) for rows in rendered] == [7, 7, 4]
     builder = record_builder(mq)
 
-    def records(rows: list[Any]) -> list[Any]:
+    def records(chunks: list[Any]) -> list[Any]:
         header = SnapshotHeader(
             "mariadb-bin.000001", 4, 1, 1000, scratch_schema, "pairs", EventType.INSERT,
             "0-1-2", 0, f"{scratch_schema}.pairs;0",
         )  # fmt: skip
         entries = [
-            Entry(header, EntryType.ROWDATA, RowChange(EventType.INSERT, row_datas=row))
-            for row in rows
+            Entry(header, EntryType.ROWDATA, RowChange(EventType.INSERT, row_datas=rows))
+            for rows in chunks
         ]
         return builder.build(entries, 7, 1_700_000_000_000)
 
     # The chunks' es differ (each was read at its own time): compare them with es set alike.
-    built = records([(row,) for read in here for row in read.rows])
+    built = records([read.rows for read in here])
+    assert len(built) == 18
     assert [_same_es(r.value) for r in records(rendered)] == [_same_es(r.value) for r in built]
     assert [r.key for r in records(rendered)] == [r.key for r in built]
 
@@ -201,11 +204,11 @@ def test_a_child_session_reads_the_next_chunk_ahead_and_drops_it_on_a_new_descri
         assert isinstance(first, ChunkRead) and first.count == CHUNK
         time.sleep(0.5)  # the read ahead is done
         execute(admin_connection, "INSERT INTO pairs (region, n) VALUES ('eu', 6)")
-        ahead = child.read_chunk(scratch_schema, "pairs", first.encoded_keys[-1])
+        ahead = child.read_chunk(scratch_schema, "pairs", first.entry_keys[-1])
         assert isinstance(ahead, ChunkRead) and ("eu", "6") not in ahead.keys
         assert ahead.read_ms < time.time() * 1000 - 300
         assert child.describe(scratch_schema, "pairs") == ("region", "n")
-        again = child.read_chunk(scratch_schema, "pairs", first.encoded_keys[-1])
+        again = child.read_chunk(scratch_schema, "pairs", first.entry_keys[-1])
         assert isinstance(again, ChunkRead) and ("eu", "6") in again.keys
     finally:
         child.close()

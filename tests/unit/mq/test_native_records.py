@@ -11,12 +11,19 @@ import pytest
 from bridge.config import MqConfig
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.exceptions import RenderedRowsMisfit
-from bridge.mq.flat_encoder import RenderedRows, render_rows
+from bridge.mq.flat_encoder import RenderedRecords, RenderedRows, render_rows, render_rows_apart
 from bridge.mq.formats import record_builder
 from bridge.mq.records import HEADER_GTID, HEADER_SNAPSHOT
 from bridge.parse.rows import Plan, RowDecoder, decoded_row
 from bridge.position import SnapshotHeader
-from tests.native_paths import compiled_module, records_both_ways, records_rendered
+from tests.native_paths import (
+    BATCH_ID,
+    BUILD_TS,
+    DEFAULT_MQ,
+    compiled_module,
+    records_both_ways,
+    records_rendered,
+)
 from tests.unit.parse.test_decoded_rows import CASES
 from tests.unit.parse.test_rows import TABLE
 
@@ -182,3 +189,47 @@ def test_a_snapshot_rows_message_carries_no_gtid_its_headers_name_where_it_went_
     assert [r.value for r in compiled] == [r.value for r in python] == [r.value for r in rendered]
     assert (HEADER_GTID, b"0-1-2") in python[0].headers
     assert (HEADER_SNAPSHOT, b"shop.orders;0") in python[0].headers
+
+
+def _snapshot_entry(rows: tuple[RowData, ...] | RenderedRecords) -> Entry:
+    header = SnapshotHeader(
+        "mariadb-bin.000001", 4, 1, 1000, "shop", "orders", EventType.INSERT, "0-1-2",
+        chunk="shop.orders;3",
+    )  # fmt: skip
+    return Entry(header, EntryType.ROWDATA, RowChange(EventType.INSERT, row_datas=rows))
+
+
+def test_snapshot_rows_rendered_apart_are_the_records_of_each_row_alone() -> None:
+    """A snapshot entry's rows become a record each, keyed by the row's key, on every path:
+    pure Python, compiled, and rendered apart in one call by a snapshot reader's process
+    (``render_rows_apart``), whole or with rows left out (``pick``)."""
+    compiled_module()
+    rng = random.Random(5)
+    plan = _plan(tuple(range(len(NAMES))), ("id",))
+    types = (4, *(12 for _ in NAMES[1:]))
+    rows = tuple(
+        decoded_row(None, (), (), plan, (str(i), *(rng.choice(TEXTS) for _ in NAMES[1:])), types)
+        for i in range(6)
+    )
+    entry = _snapshot_entry(rows)
+    python, compiled, _ = records_both_ways([entry])
+    assert compiled == python
+    assert [r.key for r in python] == [f"shop.orders:{i}".encode() for i in range(6)]
+    assert [json.loads(r.value)["data"] for r in python] == [
+        [dict(zip(NAMES, row.new_values, strict=True))] for row in rows
+    ]
+    change = entry.row_change
+    assert change is not None
+    parts = render_rows_apart(entry.header, change, 1 << 20)
+    assert parts is not None
+    rendered = RenderedRecords(*parts)
+    builder = record_builder(DEFAULT_MQ, compiled=compiled_module())
+    assert builder.build([_snapshot_entry(rendered)], BATCH_ID, BUILD_TS) == python
+    picked = builder.build([_snapshot_entry(rendered.pick([0, 4]))], BATCH_ID, BUILD_TS)
+    assert picked == [python[0], python[4]]
+    # A row over the limit, or rows of two plans (their messages differ after the head),
+    # are not rendered apart: the rows cross as rows.
+    assert render_rows_apart(entry.header, change, 100) is None
+    other = decoded_row(None, (), (), _plan((0, 2), ("id",)), ("9", "x"), (4, 12))
+    mixed = RowChange(EventType.INSERT, row_datas=(*rows, other))
+    assert render_rows_apart(entry.header, mixed, 1 << 20) is None

@@ -1,11 +1,13 @@
 """Chunks wait for the stream to pass their high watermark, then go in as BEGIN, rows minus
-the keys changed in their window, END (each row and the END carrying the progress)."""
+the keys changed in their window (``per_entry`` to an entry), END (each rows entry and the END
+carrying the progress)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bridge.entry import Column, Entry, EntryType, RowData
+from bridge.entry import Column, EncodedRowsApart, Entry, EntryType, RowData
+from bridge.mq.flat_encoder import RenderedRecords
 from bridge.position import EntryPosition, SnapshotProgress, TableProgress, snapshot_progress_of
 from bridge.snapshot.handoff import Chunk, SnapshotHandoff
 from bridge.snapshot.window import WatermarkWindows
@@ -19,14 +21,26 @@ def _image(key: str) -> RowData:
     return RowData(after=(Column(0, 4, "id", True, True, False, key, "int"),))
 
 
-def _chunk(low: tuple[str, int], high: int, keys: Sequence[str], *, last: bool = False) -> Chunk:
+def _chunk(
+    low: tuple[str, int],
+    high: int,
+    keys: Sequence[str],
+    *,
+    last: bool = False,
+    per_entry: int = 1,
+    rows: Sequence[RowData] | EncodedRowsApart | None = None,
+) -> Chunk:
     return Chunk(
         table="shop.orders",
         key_columns=("id",),
         number=0,
-        rows=[_image(k) for k in keys],
+        rows=[_image(k) for k in keys] if rows is None else rows,
         keys=[(k,) for k in keys],
-        encoded_keys=[[["int", k]] for k in keys],
+        per_entry=per_entry,
+        entry_keys=[
+            [["int", keys[min(i + per_entry, len(keys)) - 1]]]
+            for i in range(0, len(keys), per_entry)
+        ],
         low=low,
         high=(BINLOG, high),
         read_ms=1_800_000_000_000,
@@ -169,3 +183,57 @@ def test_cancel_releases_waiting_chunks_unput() -> None:
     handoff.offer(chunk)
     handoff.cancel()
     assert chunk.done.is_set() and chunk.redo and not put
+
+
+def _values(entry: Entry) -> list[str]:
+    assert entry.row_change is not None
+    return [row.after[0].value for row in entry.row_change.row_datas]  # type: ignore[union-attr]
+
+
+def test_rows_go_in_per_entry_to_an_entry_each_entry_an_ack_point_after_its_last_key() -> None:
+    handoff, put = _handoff()
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1", "2", "3", "4", "5"], per_entry=2)
+    assert [k[0][1] for k in chunk.entry_keys] == ["2", "4", "5"]  # type: ignore[index]
+    with handoff.lock:
+        handoff.observe([rows_event(300, ("2",))])
+        handoff.flushed(_at(500))
+    handoff.offer(chunk)
+    rows = [e for e in put if e.entry_type is EntryType.ROWDATA]
+    assert [_values(e) for e in rows] == [["1"], ["3", "4"], ["5"]]
+    # Each entry resumes after its last row's key, a dropped one too (the stream holds its
+    # newer state, ahead of the chunk).
+    assert [snapshot_progress_of(e) for e in rows] == [
+        SnapshotProgress((TableProgress("shop.orders", [["int", k]], n),))
+        for k, n in (("2", 1), ("4", 3), ("5", 4))
+    ]
+    assert (chunk.rows_put, chunk.rows_dropped) == (4, 1)
+
+
+def test_an_entry_whose_rows_all_changed_is_left_out() -> None:
+    handoff, put = _handoff()
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, ["1", "2", "3"], per_entry=2)
+    with handoff.lock:
+        handoff.observe([rows_event(300, ("1",)), rows_event(310, ("2",))])
+        handoff.flushed(_at(500))
+    handoff.offer(chunk)
+    rows = [e for e in put if e.entry_type is EntryType.ROWDATA]
+    assert [_values(e) for e in rows] == [["3"]]
+    assert snapshot_progress_of(put[-1]) == SnapshotProgress(
+        (TableProgress("shop.orders", [["int", "3"]], 1),)
+    )
+
+
+def test_rows_rendered_apart_are_picked_without_the_changed_keys() -> None:
+    handoff, put = _handoff()
+    keys = ["1", "2", "3"]
+    rendered = RenderedRecords(
+        [f"h{k}".encode() for k in keys], b"m", b"t", [k.encode() for k in keys]
+    )
+    chunk = _chunk(handoff.windows.begin_chunk(), 500, keys, per_entry=3, rows=rendered)
+    with handoff.lock:
+        handoff.observe([rows_event(300, ("2",))])
+        handoff.flushed(_at(500))
+    handoff.offer(chunk)
+    (entry,) = [e for e in put if e.entry_type is EntryType.ROWDATA]
+    assert entry.row_change is not None
+    assert entry.row_change.row_datas == RenderedRecords([b"h1", b"h3"], b"m", b"t", [b"1", b"3"])

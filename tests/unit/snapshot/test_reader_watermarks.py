@@ -55,7 +55,7 @@ class ScriptedSession:
         first = 1 if after is None else int(after[0][1]) + 1  # type: ignore[index]
         ids = [str(i) for i in range(first, min(first + CHUNK, 6))]
         rows = tuple(RowData(after=(Column(0, 4, "id", True, True, False, i, "int"),)) for i in ids)
-        return ChunkRead(rows, [(i,) for i in ids], [[["int", i]] for i in ids], (BINLOG, 4), 1)
+        return ChunkRead(rows, [(i,) for i in ids], 1, [[["int", i]] for i in ids], (BINLOG, 4), 1)
 
     def estimated_rows(self, schema: str, name: str) -> int:
         return 5

@@ -188,12 +188,13 @@ def test_a_chunk_decodes_as_its_rows_one_by_one_and_keys_as_their_columns() -> N
     ]  # fmt: skip
     table = described(columns, [("PRIMARY", "b", None), ("PRIMARY", "a", None)])
     raws = [(b"k", 1, 2, None), (b"", None, -7, 9), ("ü".encode(), 2**31 - 1, 0, None)]
-    chunk = chunk_rows(table, raws)
+    chunk, image_bytes = chunk_rows(table, raws)
+    assert image_bytes == len(table.write_body(raws))
     assert list(chunk) == [row_data(table, raw) for raw in raws]
     assert [row.after for row in chunk] == [row_data(table, raw).after for raw in raws]
     assert window_keys(table, chunk) == [key_of(row.after, table.key_columns) for row in chunk]
     assert window_keys(table, chunk) == [("2", "k"), ("-7", ""), ("0", "ü")]
-    assert chunk_rows(table, []) == ()
+    assert chunk_rows(table, []) == ((), 0)
     with pytest.raises(ValueError, match="3 values for 4 columns"):
         chunk_rows(table, [(b"k", 1, 2, None), (b"x", 1, 2)])
 
