@@ -90,6 +90,14 @@ class Compiled(Protocol):
         of any one row would be, or where rows differ after the head."""
         ...
 
+    def text_rows(
+        self, buffer: bytes, kinds: bytes, converters: tuple[Any, ...], rows: list[Any]
+    ) -> tuple[int, int]:
+        """Appends the rows of the text-protocol row packets at the start of ``buffer`` to
+        ``rows`` (``bridge.snapshot.result``); ``(offset, state)``: 1 past the result's EOF
+        packet, 2 an error packet at ``offset``, 0 the packet at ``offset`` incomplete."""
+        ...
+
 
 def _load() -> Compiled | None:
     if os.environ.get("CANAL_BRIDGE_NATIVE", "1") == "0":

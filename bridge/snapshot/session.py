@@ -27,6 +27,7 @@ from bridge.parse.source import ServerVersion, master_position, open_connection,
 from bridge.parse.values import DecodeOptions
 from bridge.snapshot import rows as snapshot_rows
 from bridge.snapshot.chunks import ChunkQuery, chunk_query
+from bridge.snapshot.result import fetch_rows
 from bridge.snapshot.window import Key, Position
 
 ER_NO_SUCH_TABLE = 1146
@@ -121,9 +122,7 @@ class LocalSession:
         last_key = None if after is None else snapshot_rows.decode_key(after)  # type: ignore[arg-type]
         statement, params = query.statement(last_key)
         try:
-            with self._conn.cursor() as cur:
-                cur.execute(statement, params)
-                raw_rows = cur.fetchall()
+            raw_rows = fetch_rows(self._conn, statement, params)
         except pymysql.MySQLError as exc:
             code = exc.args[0] if exc.args else 0
             if code == ER_NO_SUCH_TABLE:

@@ -4,6 +4,7 @@
 mod flat;
 mod image;
 mod json;
+mod result;
 mod writer;
 
 use pyo3::prelude::*;
@@ -13,6 +14,7 @@ fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record_parts, module)?)?;
     module.add_function(wrap_pyfunction!(flat::row_records_parts, module)?)?;
+    module.add_function(wrap_pyfunction!(result::text_rows, module)?)?;
     module.add_class::<image::ImageReader>()?;
     module.add_class::<writer::ImageWriter>()?;
     module.add("UPDATE", flat::UPDATE)?;
