@@ -17,8 +17,10 @@ says which key a resumed snapshot starts after; the END also covers the table's 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bridge.construct import slotted_constructor
 from bridge.entry import EncodedRowsApart, Entry, EntryType, EventType, Header, RowChange, RowData
@@ -31,6 +33,18 @@ from bridge.position import (
 from bridge.snapshot.window import Key, Position, WatermarkWindows
 
 PutEntries = Callable[[Sequence[Entry]], None]
+BACKLOG_POLL_S = 0.005
+
+
+class StoreSequences(Protocol):
+    """Where the store stands: entries put, entries acknowledged (``EventStore``)."""
+
+    @property
+    def put_sequence(self) -> int: ...
+
+    @property
+    def ack_sequence(self) -> int: ...
+
 
 _new_header = slotted_constructor(SnapshotHeader)
 _new_entry = slotted_constructor(Entry)
@@ -76,14 +90,20 @@ class SnapshotHandoff:
         put: PutEntries,
         *,
         start: EntryPosition | None = None,
+        store: StoreSequences | None = None,
+        backlog_rows: int = 0,
         drop_changed_keys: bool = True,
     ) -> None:
         """``put``: puts entries into the store (blocking while it is full). ``start``: where
         the stream starts reading, a transaction boundary; a chunk whose high watermark it
         has reached goes in at once, before the stream flushed anything (without it, the
         first chunk of a snapshot of an idle source waited for the first heartbeat, up to
-        ``heartbeat_period_s``). ``drop_changed_keys=False`` disables the algorithm's one
-        safety step, for the test that shows a stale row reaching Kafka without it."""
+        ``heartbeat_period_s``). ``store`` and ``backlog_rows``: readers wait in
+        ``wait_for_room`` while more than ``backlog_rows`` snapshot rows are in the store
+        unacknowledged (a chunk's entries hold a rows event's worth each, so the store's own
+        bound, in entries, would let a slow Kafka pile up many times the rows it holds of the
+        stream). ``drop_changed_keys=False`` disables the algorithm's one safety step, for the
+        test that shows a stale row reaching Kafka without it."""
         self.lock = threading.Lock()
         self.progress = progress  # as put into the store
         self.windows = windows
@@ -93,6 +113,11 @@ class SnapshotHandoff:
         # The stream's last transaction boundary (a GTID-only start has no binlog position).
         self._at: EntryPosition | None = start if start and start.journal_name else None
         self._between = True
+        self._store = store
+        self._backlog_rows = backlog_rows
+        # Chunks in the store not yet acknowledged: (put sequence after them, rows).
+        self._backlog: deque[tuple[int, int]] = deque()
+        self._backlog_total = 0
 
     # -- the stream's side (under ``lock``) ---------------------------------------------------
 
@@ -123,6 +148,21 @@ class SnapshotHandoff:
         with self.lock:
             self._pending.append(chunk)
             self._put_ready()
+
+    def wait_for_room(self, stopping: threading.Event) -> None:
+        """Wait while the store holds more than ``backlog_rows`` snapshot rows not yet
+        acknowledged (or until ``stopping``)."""
+        store = self._store
+        if store is None or self._backlog_rows <= 0:
+            return
+        while not stopping.is_set():
+            acked = store.ack_sequence
+            with self.lock:
+                while self._backlog and self._backlog[0][0] <= acked:
+                    self._backlog_total -= self._backlog.popleft()[1]
+                if self._backlog_total < self._backlog_rows:
+                    return
+            stopping.wait(BACKLOG_POLL_S)
 
     def cancel(self) -> None:
         """Release every waiting reader (stopping): their chunks are not put."""
@@ -213,6 +253,9 @@ class SnapshotHandoff:
         entries.append(Entry(header(None, progress), EntryType.TRANSACTIONEND))
         self._put(entries)
         chunk.rows_put = rows - current.rows
+        if self._store is not None:
+            self._backlog.append((self._store.put_sequence, chunk.rows_put))
+            self._backlog_total += chunk.rows_put
         self.progress = progress
 
 

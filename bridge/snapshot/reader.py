@@ -303,6 +303,7 @@ class SnapshotReader:
                     table, key_columns, number, (), (), 1, (), low, low, 0, None, False, redo=True
                 )
             self._throttle.take(read.count, self._stopping)
+            self.handoff.wait_for_room(self._stopping)
             chunk = Chunk(
                 table,
                 key_columns,
