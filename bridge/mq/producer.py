@@ -221,9 +221,14 @@ class KafkaProducer:
         outcome = _BatchOutcome(len(records), self.max_message_bytes)
         self._refused = None
         try:
-            # Step 1
+            # Step 1. Headers go to librdkafka as a list (a tuple is refused), made once for
+            # the records that share them (a snapshot entry's rows, a split message).
+            shared: tuple[tuple[str, bytes], ...] | None = None
+            headers: list[tuple[str, str | bytes | None]] = []
             for index, record in enumerate(records, 1):
-                self._produce(client, record, outcome, deadline, cancel)
+                if record.headers is not shared:
+                    shared, headers = record.headers, list(record.headers)
+                self._produce(client, record, headers, outcome, deadline=deadline, cancel=cancel)
                 if index % POLL_EVERY == 0:
                     client.poll(0)
             # Step 2
@@ -272,7 +277,9 @@ class KafkaProducer:
         self,
         client: Producer,
         record: OutgoingRecord,
+        headers: list[tuple[str, str | bytes | None]],
         outcome: _BatchOutcome,
+        *,
         deadline: float,
         cancel: threading.Event | None,
     ) -> None:
@@ -283,7 +290,7 @@ class KafkaProducer:
                     value=record.value,
                     key=record.key,
                     partition=record.partition,
-                    headers=list(record.headers),
+                    headers=headers,
                     on_delivery=outcome.on_delivery,
                 )
                 return
