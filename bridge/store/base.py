@@ -8,7 +8,14 @@ from enum import Enum
 from typing import Protocol
 
 from bridge.entry import Entry
-from bridge.position import LogIdentity, LogPosition, PositionRange, is_ack_point, position_of
+from bridge.position import (
+    LogIdentity,
+    LogPosition,
+    PositionRange,
+    SnapshotHeader,
+    is_ack_point,
+    position_of,
+)
 
 
 class BatchMode(Enum):
@@ -16,6 +23,17 @@ class BatchMode(Enum):
 
     ITEMSIZE = "ITEMSIZE"
     MEMSIZE = "MEMSIZE"
+
+
+def batch_items(entry: Entry) -> int:
+    """What an entry counts for in an ITEMSIZE batch: the records it becomes. One for a
+    binlog entry (a rows event is one message); a snapshot entry's rows for a snapshot entry
+    (each row is a message of its own, and an entry holds a rows event's worth of them), so
+    a batch of ``batch_size`` holds as many snapshot rows as when each row was an entry."""
+    change = entry.row_change
+    if change is None or type(entry.header) is not SnapshotHeader:
+        return 1
+    return max(1, len(change.row_datas))
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from bridge.position import (
     resume_position_after,
     snapshot_progress_of,
 )
-from bridge.store.base import BatchMode, Event, Events
+from bridge.store.base import BatchMode, Event, Events, batch_items
 from bridge.store.exceptions import (
     AckOutOfRange,
     BatchTooLarge,
@@ -39,7 +39,8 @@ class MemoryStoreConfig:
     """canal's ``canal.instance.memory.*`` settings.
 
     Defaults are canal's except ``batch_mode``: ITEMSIZE, as in ``bridge.config`` (canal
-    defaults to MEMSIZE), so that a get's ``batch_size`` counts entries unless asked otherwise.
+    defaults to MEMSIZE), so that a get's ``batch_size`` counts records unless asked
+    otherwise: an entry each, a snapshot entry as its rows (``base.batch_items``).
     """
 
     buffer_size: int = 16384
@@ -76,6 +77,7 @@ class MemoryEventStore:
         self._slots: list[Event | None] = [None] * self.config.buffer_size
         self._put_seq = self._get_seq = self._ack_seq = _INIT_SEQUENCE
         self._put_mem = self._get_mem = self._ack_mem = 0
+        self._put_items = self._get_items = self._ack_items = 0  # batch_items of entries
         self._last_put: Event | None = None
         self._last_ack: Event | None = None
         self._woken = False  # wake() came: the next idle wait ends at once
@@ -159,6 +161,7 @@ class MemoryEventStore:
             self._put_seq += 1
             self._slots[self._put_seq & self._mask] = event
             self._put_mem += event.entry.mem_size
+            self._put_items += batch_items(event.entry)
         self._last_put = events[-1]
         self._not_empty.notify_all()
 
@@ -198,17 +201,17 @@ class MemoryEventStore:
     def _has_batch(self, batch_size: int) -> bool:
         if self.config.batch_mode is BatchMode.MEMSIZE:
             return self._put_mem - self._get_mem >= batch_size * self.config.mem_unit
-        return self._put_seq - self._get_seq >= batch_size
+        return self._put_items - self._get_items >= batch_size
 
     def _do_get(self, batch_size: int) -> Events:
         first = self._get_seq + 1
         taken: list[Event] = []
-        mem = 0
+        mem = items = 0
         mem_limit = batch_size * self.config.mem_unit
         by_items = self.config.batch_mode is BatchMode.ITEMSIZE
         sequence = first
         while sequence <= self._put_seq:
-            if by_items and len(taken) >= batch_size:
+            if by_items and items >= batch_size:
                 break
             if not by_items and mem > mem_limit:
                 break
@@ -217,12 +220,15 @@ class MemoryEventStore:
                 if not taken:
                     taken.append(event)
                     mem += event.entry.mem_size
+                    items += 1
                 break
             taken.append(event)
             mem += event.entry.mem_size
+            items += batch_items(event.entry)
             sequence += 1
         self._get_seq = first + len(taken) - 1
         self._get_mem += mem
+        self._get_items += items
         return Events(tuple(taken), _range_of(taken), first, self._get_seq)
 
     # -- ack / rollback ----------------------------------------------------------------------
@@ -236,14 +242,16 @@ class MemoryEventStore:
                 sequence = target
                 if not self._ack_seq < sequence <= self._get_seq:
                     raise AckOutOfRange(sequence, self._ack_seq, self._get_seq)
-            freed = 0
+            freed = freed_items = 0
             for seq in range(self._ack_seq + 1, sequence + 1):
                 event = self._slot(seq)
                 freed += event.entry.mem_size
+                freed_items += batch_items(event.entry)
                 self._slots[seq & self._mask] = None
                 self._last_ack = event
             self._ack_seq = sequence
             self._ack_mem += freed
+            self._ack_items += freed_items
             self._not_full.notify_all()
 
     def _find_last(self, position: LogPosition) -> int:
@@ -264,6 +272,7 @@ class MemoryEventStore:
             self._check_running("rollback")
             self._get_seq = self._ack_seq
             self._get_mem = self._ack_mem
+            self._get_items = self._ack_items
             self._not_empty.notify_all()
 
     # -- positions ---------------------------------------------------------------------------

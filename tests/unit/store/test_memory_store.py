@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from bridge.entry import Column, Entry, EntryType, EventType, RowChange, RowData
+from bridge.position import SnapshotHeader
 from bridge.store import (
     AckOutOfRange,
     BatchMode,
@@ -642,3 +644,34 @@ def test_event_log_position_carries_identity() -> None:
     assert event.log_position(included=True).position.included
     assert not ev(row(0)).is_ack_point
     assert ev(ddl(0)).is_ack_point
+
+
+def _snapshot_rows(offset: int, count: int) -> Event:
+    """A snapshot entry of ``count`` rows (each becomes a record of its own)."""
+    header = SnapshotHeader("mysql-bin.000001", offset, 1, 1000, "shop", "orders")
+    image = RowData(after=(Column(0, 4, "id", True, True, False, "1", "int"),))
+    change = RowChange(EventType.INSERT, row_datas=(image,) * count)
+    return ev(Entry(header, EntryType.ROWDATA, change))
+
+
+def test_an_itemsize_batch_counts_a_snapshot_entry_as_its_rows(store: MemoryEventStore) -> None:
+    # A batch of 4 items: one streamed rows event counts one (one record), a snapshot entry
+    # its rows (a record each), so 1 + 2 + 1 fill it and the entry after waits.
+    store.put(
+        [rows(0, 1)[0], _snapshot_rows(100, 2), _snapshot_rows(200, 1), _snapshot_rows(300, 3)]
+    )
+    started = time.monotonic()
+    got = store.get(4, timeout=1.0)  # a full batch is there: no wait for the timeout
+    assert time.monotonic() - started < 0.5
+    assert _offsets(got.events) == [0, 100, 200]
+    # One entry over the batch is still taken whole; a rollback counts them again.
+    store.rollback()
+    assert _offsets(store.get(2).events) == [0, 100]
+    assert _offsets(store.get(1).events) == [200]
+    assert _offsets(store.get(1).events) == [300]
+    store.ack(store.get_sequence)
+    store.put([_snapshot_rows(400, 2)])
+    started = time.monotonic()
+    got = store.get(3, timeout=0.1)  # 2 items of 3: the get waits out its timeout
+    assert time.monotonic() - started >= 0.09
+    assert _offsets(got.events) == [400]
