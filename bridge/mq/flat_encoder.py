@@ -276,17 +276,32 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         heads, keys = rows.heads, rows.keys
         if not heads:
             return []
-        # The largest record fits, so all do.
-        big = max(range(len(heads)), key=lambda i: len(heads[i]) + len(keys[i]))
-        if route is None or not self.placement.fits(
-            heads[big] + after_head, keys[big], header, headers
-        ):
+        if route is None or not self._all_fit(heads, keys, after_head, header, headers):
             raise _misfit(header, route is None)
         topic, partition = route
         return [
             new_record(topic, partition, key, head + after_head, headers)
             for head, key in zip(heads, keys, strict=True)
         ]
+
+    def _all_fit(
+        self,
+        heads: list[bytes],
+        keys: list[bytes],
+        after_head: bytes,
+        header: Header,
+        headers: tuple[tuple[str, bytes], ...],
+    ) -> bool:
+        """Whether every record ``heads[i] + after_head`` with key ``keys[i]`` is within the
+        size limit: at once when the longest head with the longest key fits (they may be
+        different rows'), else row by row."""
+        fits = self.placement.fits
+        if fits(max(heads, key=len) + after_head, max(keys, key=len), header, headers):
+            return True
+        return all(
+            fits(head + after_head, key, header, headers)
+            for head, key in zip(heads, keys, strict=True)
+        )
 
     def _texts(self, batch_id: int, ts: int) -> tuple[bytes, bytes]:
         """The batch id and build time as JSON numbers, made once per batch."""

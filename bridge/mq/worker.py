@@ -7,6 +7,7 @@ a time, and a failed batch is rolled back and sent again before anything after i
 from __future__ import annotations
 
 import logging
+import operator
 import random
 import threading
 import time
@@ -382,7 +383,7 @@ class MqWorker:
                 p,
                 rows_sent=p.rows_sent + rows,
                 messages_sent=p.messages_sent + len(records),
-                bytes_sent=p.bytes_sent + sum(len(r.key) + len(r.value) for r in records),
+                bytes_sent=p.bytes_sent + _record_bytes(records),
                 batches_acked=p.batches_acked + 1,
                 pending_since_ms=None,
                 consecutive_failures=0,
@@ -478,6 +479,15 @@ class _Send:
         self.wait()
         if self._error is not None:
             raise self._error
+
+
+def _record_bytes(records: Sequence[OutgoingRecord]) -> int:
+    """Key and value bytes of ``records`` (the progress's ``bytes_sent``), summed in C: a
+    snapshot batch holds thousands."""
+    return sum(map(len, map(_KEY, records))) + sum(map(len, map(_VALUE, records)))
+
+
+_KEY, _VALUE = operator.attrgetter("key"), operator.attrgetter("value")
 
 
 def build_worker(

@@ -227,6 +227,10 @@ def test_snapshot_rows_rendered_apart_are_the_records_of_each_row_alone() -> Non
     assert builder.build([_snapshot_entry(rendered)], BATCH_ID, BUILD_TS) == python
     picked = builder.build([_snapshot_entry(rendered.pick([0, 4]))], BATCH_ID, BUILD_TS)
     assert picked == [python[0], python[4]]
+    # Rendered for another destination's limit (a bug): refused, not sent over the limit.
+    small = record_builder(DEFAULT_MQ, max_record_bytes=400, compiled=compiled_module())
+    with pytest.raises(RenderedRowsMisfit, match="over the size limit"):
+        small.build([_snapshot_entry(rendered)], BATCH_ID, BUILD_TS)
     # A row over the limit, or rows of two plans (their messages differ after the head),
     # are not rendered apart: the rows cross as rows.
     assert render_rows_apart(entry.header, change, 100) is None
