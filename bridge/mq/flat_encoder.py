@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bridge import native
 from bridge.config.rules import DdlPolicy, OversizePolicy
@@ -355,24 +356,10 @@ def render_rows(
     compiled path (in the binlog reader's process, which loads it itself); None where it
     cannot, or where value and key would be over ``limit`` bytes (such records keep their
     rows, for the oversize policy)."""
-    compiled = native.module
-    if compiled is None:
-        return None
-    native_rows = _native_rows(change)
-    if native_rows is None:
-        return None
-    (kind, event_type), rows = native_rows
-    return compiled.rows_record_parts(
-        header.schema_name,
-        header.table_name,
-        kind,
-        event_type,
-        header.execute_time,
-        change.sql,
-        message_gtid(header),
-        rows,
-        limit,
+    parts: tuple[int, bytes, bytes, bytes, bytes] | None = _compiled_parts(
+        header, change, limit, apart=False
     )
+    return parts
 
 
 def render_rows_apart(
@@ -381,6 +368,15 @@ def render_rows_apart(
     """Each row of a change as a record of its own, as ``RenderedRecords``' fields, with the
     compiled path in one call (in a snapshot reader's process); None where it cannot, or
     where a row's record would be over ``limit`` bytes (the rows then cross as rows)."""
+    parts: tuple[list[bytes], bytes, bytes, list[bytes]] | None = _compiled_parts(
+        header, change, limit, apart=True
+    )
+    return parts
+
+
+def _compiled_parts(header: Header, change: RowChange, limit: int, *, apart: bool) -> Any:
+    """``row_records_parts`` (``apart``) or ``rows_record_parts`` of a change's rows; None
+    where the compiled path is not loaded or cannot write them."""
     compiled = native.module
     if compiled is None:
         return None
@@ -388,7 +384,8 @@ def render_rows_apart(
     if native_rows is None:
         return None
     (kind, event_type), rows = native_rows
-    return compiled.row_records_parts(
+    write = compiled.row_records_parts if apart else compiled.rows_record_parts
+    return write(
         header.schema_name,
         header.table_name,
         kind,

@@ -612,6 +612,57 @@ pub fn rows_record<'py>(
     Ok(Some((PyBytes::new(py, &out), PyBytes::new(py, &key))))
 }
 
+/// What a rows event's message says besides its rows.
+struct What<'a> {
+    database: &'a str,
+    table: &'a str,
+    kind: u8,
+    event_type: &'a str,
+    es: i64,
+    sql: &'a str,
+    gtid: &'a str,
+}
+
+/// A message without its id and ts values (``write_message``: ``id_at``, ``ts_at`` are where
+/// they go) and its record key.
+struct Template {
+    message: Vec<u8>,
+    id_at: usize,
+    ts_at: usize,
+    key: Vec<u8>,
+}
+
+/// The ``Template`` of ``rows``; None where the pure-Python path must decide, or where it
+/// comes to more than ``limit`` bytes.
+fn limited_record(
+    rows: &Bound<'_, PyAny>,
+    what: &What<'_>,
+    limit: usize,
+) -> PyResult<Option<Template>> {
+    let Some(message) = collect(rows, what.kind)? else {
+        return Ok(None);
+    };
+    let (written, id_at, ts_at) = write_message(
+        &message,
+        what.database,
+        what.table,
+        what.event_type,
+        what.es,
+        what.sql,
+        what.gtid,
+    )?;
+    let key = record_key(what.database, what.table, &message);
+    if written.len() + key.len() > limit {
+        return Ok(None);
+    }
+    Ok(Some(Template {
+        message: written,
+        id_at,
+        ts_at,
+        key,
+    }))
+}
+
 /// The record of one rows event as ``(rows, head, middle, tail, key)``, to be finished later
 /// with ``head + id + middle + ts + tail`` (the batch id and build time are known only then);
 /// None where the pure-Python path must decide, or where value and key come to more than
@@ -631,21 +682,24 @@ pub fn rows_record_parts<'py>(
     rows: &Bound<'py, PyTuple>,
     limit: usize,
 ) -> PyResult<Option<RecordParts<'py>>> {
-    let Some(message) = collect(rows.as_any(), kind)? else {
+    let what = What {
+        database,
+        table,
+        kind,
+        event_type,
+        es,
+        sql,
+        gtid,
+    };
+    let Some(t) = limited_record(rows.as_any(), &what, limit)? else {
         return Ok(None);
     };
-    let (template, id_at, ts_at) =
-        write_message(&message, database, table, event_type, es, sql, gtid)?;
-    let key = record_key(database, table, &message);
-    if template.len() + key.len() > limit {
-        return Ok(None);
-    }
     Ok(Some((
         rows.len(),
-        PyBytes::new(py, &template[..id_at]),
-        PyBytes::new(py, &template[id_at..ts_at]),
-        PyBytes::new(py, &template[ts_at..]),
-        PyBytes::new(py, &key),
+        PyBytes::new(py, &t.message[..t.id_at]),
+        PyBytes::new(py, &t.message[t.id_at..t.ts_at]),
+        PyBytes::new(py, &t.message[t.ts_at..]),
+        PyBytes::new(py, &t.key),
     )))
 }
 
@@ -670,28 +724,31 @@ pub fn row_records_parts<'py>(
     rows: &Bound<'py, PyTuple>,
     limit: usize,
 ) -> PyResult<Option<ApartParts<'py>>> {
+    let what = What {
+        database,
+        table,
+        kind,
+        event_type,
+        es,
+        sql,
+        gtid,
+    };
     let mut heads = Vec::with_capacity(rows.len());
     let mut keys = Vec::with_capacity(rows.len());
     let mut shared: Option<(Vec<u8>, Vec<u8>)> = None;
     for row in rows.iter() {
         let one = PyTuple::new(py, [row])?;
-        let Some(message) = collect(one.as_any(), kind)? else {
+        let Some(t) = limited_record(one.as_any(), &what, limit)? else {
             return Ok(None);
         };
-        let (template, id_at, ts_at) =
-            write_message(&message, database, table, event_type, es, sql, gtid)?;
-        let key = record_key(database, table, &message);
-        if template.len() + key.len() > limit {
-            return Ok(None);
-        }
-        let (middle, tail) = (&template[id_at..ts_at], &template[ts_at..]);
+        let (middle, tail) = (&t.message[t.id_at..t.ts_at], &t.message[t.ts_at..]);
         match &shared {
             None => shared = Some((middle.to_vec(), tail.to_vec())),
-            Some((m, t)) if m.as_slice() == middle && t.as_slice() == tail => {}
+            Some((m, rest)) if m.as_slice() == middle && rest.as_slice() == tail => {}
             Some(_) => return Ok(None),
         }
-        heads.push(PyBytes::new(py, &template[..id_at]));
-        keys.push(PyBytes::new(py, &key));
+        heads.push(PyBytes::new(py, &t.message[..t.id_at]));
+        keys.push(PyBytes::new(py, &t.key));
     }
     let Some((middle, tail)) = shared else {
         return Ok(None);
