@@ -137,16 +137,20 @@ def _snapshot_usage(instance: Instance) -> SnapshotUsage | None:
 def _lag_s(instance: Instance, progress: WorkerProgress | None, now_ms: int) -> float | None:
     """How far behind the source the delivered data is.
 
-    A batch in flight: the age of its first event. Caught up (the last get was empty): the
-    parser's lag, which heartbeats keep near 0 on an idle source. In between batches: the age
-    of the last acked event. None until the parser has seen anything.
+    A batch in flight: the age of its first event. Caught up (the last get was empty, or
+    everything put into the store is acked: an idle worker's get may sleep up to its
+    ``idle_wait_s`` before it says so): the parser's lag, which heartbeats keep near 0 on an
+    idle source. In between batches: the age of the last acked event. None until the parser
+    has seen anything.
     """
     if not instance.last_event_ms:
         return None
     if progress is not None:
         if progress.pending_since_ms is not None:
             return max(0.0, (now_ms - progress.pending_since_ms) / 1000)
-        if not progress.caught_up and progress.last_event_time_ms is not None:
+        store = instance.store
+        drained = store.ack_sequence >= store.put_sequence
+        if not progress.caught_up and not drained and progress.last_event_time_ms is not None:
             return progress.lag_s(now_ms)
     return max(0.0, (now_ms - instance.last_event_ms) / 1000)
 

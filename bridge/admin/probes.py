@@ -142,7 +142,7 @@ class Probes:
 
 class ReadinessLog:
     """Logs one line per destination each time its readiness word changes (``tick``, called
-    every second or so by a ``Periodic``): not ready with the reason at WARNING, ready again
+    every few seconds by a ``Periodic``): not ready with the reason at WARNING, ready again
     at INFO. Probes alone would say it only to whoever asks."""
 
     def __init__(self, probes: Probes) -> None:

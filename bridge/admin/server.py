@@ -54,8 +54,9 @@ T = TypeVar("T")
 # The largest body a control action reads (a list of table names).
 MAX_CONTROL_BODY = 64 * 1024
 
-# How often the readiness log looks for changes.
-READINESS_LOG_INTERVAL_S = 1.0
+# How often the readiness log looks for changes (every destination's verdict: with 100 of
+# them, once a second was 0.3 % of a core while idle).
+READINESS_LOG_INTERVAL_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,9 +97,14 @@ def test_unreachable_source_is_not_ready_and_a_stopped_destination_neither(
     assert "127.0.0.1" not in body and "refused" not in body
     reasons = {d["name"]: d["reason"] for d in json.loads(get(f"{base}/status")[1])["destinations"]}
     assert reasons["dead"] == "the binlog reader is retrying after: SourceUnreachable"
-    lines = [r.getMessage() for r in caplog.records if r.name == "bridge.admin.probes"]
-    dead_lines = [line for line in lines if line.startswith("destination dead")]
-    assert dead_lines == [
+
+    def dead_lines() -> list[str]:
+        lines = [r.getMessage() for r in caplog.records if r.name == "bridge.admin.probes"]
+        return [line for line in lines if line.startswith("destination dead")]
+
+    # The readiness log looks for changes every READINESS_LOG_INTERVAL_S (5 s).
+    wait_until(dead_lines, 15, "the readiness log's line")
+    assert dead_lines() == [
         "destination dead not ready: source-unreachable (the binlog reader is retrying after: "
         "SourceUnreachable)"
     ]
