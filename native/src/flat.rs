@@ -319,6 +319,31 @@ impl<'py> TypeMaps<'py> {
         Ok(())
     }
 
+    /// Whether both are one plan's maps with equal sql types (so they write the same JSON).
+    fn same_as(&self, other: &TypeMaps<'py>) -> PyResult<bool> {
+        let (
+            TypeMaps::One {
+                info,
+                sql_types: mine,
+            },
+            TypeMaps::One {
+                info: theirs,
+                sql_types: their_types,
+            },
+        ) = (self, other)
+        else {
+            return Ok(false);
+        };
+        if !info.is(theirs) {
+            return Ok(false);
+        }
+        Ok(match (mine, their_types) {
+            (Some(a), Some(b)) => a.is(b) || a.eq(b)?,
+            (None, None) => true,
+            _ => false,
+        })
+    }
+
     fn write_mysql_types(&self, out: &mut Vec<u8>) {
         match self {
             TypeMaps::One { info, .. } if !info.get().names.is_empty() => {
@@ -527,6 +552,19 @@ fn write_map<V>(out: &mut Vec<u8>, map: &[(String, V)], write_value: impl Fn(&mu
     out.push(b'}');
 }
 
+/// A message's JSON up to its ``id`` value: ``data``, ``database``, ``es``, ``gtid``.
+fn write_head(out: &mut Vec<u8>, message: &Message<'_>, database: &str, es: i64, gtid: &str) {
+    out.extend_from_slice(b"{\"data\":");
+    write_rows(out, message.data_rows, &message.data);
+    out.extend_from_slice(b",\"database\":");
+    write_str(out, database);
+    out.extend_from_slice(b",\"es\":");
+    write_int(out, es);
+    out.extend_from_slice(b",\"gtid\":");
+    write_str(out, gtid);
+    out.extend_from_slice(b",\"id\":");
+}
+
 /// The FlatMessage JSON of a message, written without its ``id`` and ``ts`` values; the
 /// returned offsets are where those two numbers belong (``id`` first).
 fn write_message(
@@ -539,15 +577,7 @@ fn write_message(
     gtid: &str,
 ) -> PyResult<(Vec<u8>, usize, usize)> {
     let mut out = Vec::with_capacity(message.data.len() + message.old.len() + 256);
-    out.extend_from_slice(b"{\"data\":");
-    write_rows(&mut out, message.data_rows, &message.data);
-    out.extend_from_slice(b",\"database\":");
-    write_str(&mut out, database);
-    out.extend_from_slice(b",\"es\":");
-    write_int(&mut out, es);
-    out.extend_from_slice(b",\"gtid\":");
-    write_str(&mut out, gtid);
-    out.extend_from_slice(b",\"id\":");
+    write_head(&mut out, message, database, es, gtid);
     let id_at = out.len();
     out.extend_from_slice(b",\"isDdl\":false,\"mysqlType\":");
     message.types.write_mysql_types(&mut out);
@@ -642,8 +672,13 @@ fn limited_record(
     let Some(message) = collect(rows, what.kind)? else {
         return Ok(None);
     };
+    template(&message, what, limit)
+}
+
+/// The ``Template`` of a collected message (``limited_record``).
+fn template(message: &Message<'_>, what: &What<'_>, limit: usize) -> PyResult<Option<Template>> {
     let (written, id_at, ts_at) = write_message(
-        &message,
+        message,
         what.database,
         what.table,
         what.event_type,
@@ -651,7 +686,7 @@ fn limited_record(
         what.sql,
         what.gtid,
     )?;
-    let key = record_key(what.database, what.table, &message);
+    let key = record_key(what.database, what.table, message);
     if written.len() + key.len() > limit {
         return Ok(None);
     }
@@ -735,22 +770,40 @@ pub fn row_records_parts<'py>(
     };
     let mut heads = Vec::with_capacity(rows.len());
     let mut keys = Vec::with_capacity(rows.len());
-    let mut shared: Option<(Vec<u8>, Vec<u8>)> = None;
+    // The first row's type maps, middle and tail: a row of the same plan and sql types
+    // (and no old image) has the same middle and tail, so only its head is written.
+    let mut shared: Option<(TypeMaps<'py>, Vec<u8>, Vec<u8>)> = None;
     for row in rows.iter() {
         let one = PyTuple::new(py, [row])?;
-        let Some(t) = limited_record(one.as_any(), &what, limit)? else {
+        let Some(message) = collect(one.as_any(), kind)? else {
+            return Ok(None);
+        };
+        if let Some((types, middle, tail)) = &shared {
+            if kind != UPDATE && message.types.same_as(types)? {
+                let key = record_key(database, table, &message);
+                let mut head = Vec::with_capacity(message.data.len() + 64);
+                write_head(&mut head, &message, database, es, gtid);
+                if head.len() + middle.len() + tail.len() + key.len() > limit {
+                    return Ok(None);
+                }
+                heads.push(PyBytes::new(py, &head));
+                keys.push(PyBytes::new(py, &key));
+                continue;
+            }
+        }
+        let Some(t) = template(&message, &what, limit)? else {
             return Ok(None);
         };
         let (middle, tail) = (&t.message[t.id_at..t.ts_at], &t.message[t.ts_at..]);
         match &shared {
-            None => shared = Some((middle.to_vec(), tail.to_vec())),
-            Some((m, rest)) if m.as_slice() == middle && rest.as_slice() == tail => {}
+            None => shared = Some((message.types, middle.to_vec(), tail.to_vec())),
+            Some((_, m, rest)) if m.as_slice() == middle && rest.as_slice() == tail => {}
             Some(_) => return Ok(None),
         }
         heads.push(PyBytes::new(py, &t.message[..t.id_at]));
         keys.push(PyBytes::new(py, &t.key));
     }
-    let Some((middle, tail)) = shared else {
+    let Some((_, middle, tail)) = shared else {
         return Ok(None);
     };
     Ok(Some((

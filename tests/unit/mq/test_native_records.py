@@ -206,11 +206,15 @@ def test_snapshot_rows_rendered_apart_are_the_records_of_each_row_alone() -> Non
     compiled_module()
     rng = random.Random(5)
     plan = _plan(tuple(range(len(NAMES))), ("id",))
-    types = (4, *(12 for _ in NAMES[1:]))
+    # Equal sql types in distinct tuples (as decoded rows carry them): the compiled path
+    # writes every row's record after the first from its head alone.
     rows = tuple(
-        decoded_row(None, (), (), plan, (str(i), *(rng.choice(TEXTS) for _ in NAMES[1:])), types)
+        decoded_row(
+            None, (), (), plan, (str(i), *(rng.choice(TEXTS) for _ in NAMES[1:])),
+            tuple([4, *(12 for _ in NAMES[1:])]),
+        )
         for i in range(6)
-    )
+    )  # fmt: skip
     entry = _snapshot_entry(rows)
     python, compiled, _ = records_both_ways([entry])
     assert compiled == python
@@ -236,4 +240,7 @@ def test_snapshot_rows_rendered_apart_are_the_records_of_each_row_alone() -> Non
     assert render_rows_apart(entry.header, change, 100) is None
     other = decoded_row(None, (), (), _plan((0, 2), ("id",)), ("9", "x"), (4, 12))
     mixed = RowChange(EventType.INSERT, row_datas=(*rows, other))
+    assert render_rows_apart(entry.header, mixed, 1 << 20) is None
+    retyped = decoded_row(None, (), (), plan, rows[0].new_values, (-5, *(12 for _ in NAMES[1:])))
+    mixed = RowChange(EventType.INSERT, row_datas=(*rows, retyped))
     assert render_rows_apart(entry.header, mixed, 1 << 20) is None
