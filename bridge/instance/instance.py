@@ -404,7 +404,7 @@ class Instance:
             lambda entries: self.sink.put_snapshot(entries, self.identity),
             start=start,
             # As many rows as the store held when each snapshot row was an entry of its own
-            # (four batches: a batch counts a snapshot entry as its rows, store.batch_items).
+            # (four batches: the store counts a snapshot entry as its rows, batch_items).
             store=self.store,
             backlog_rows=self.store.capacity_items,
             drop_changed_keys=os.environ.get(KEEP_CHANGED_KEYS_ENV) != "1",

@@ -269,14 +269,13 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         """A record per row a snapshot reader process rendered: the batch id and build time
         put in after each row's head. Rendered, like ``_rendered_record``'s, only where the
         partition does not depend on the rows and far below the size limit."""
-        id_text, ts_text = self._texts(batch_id, ts)
-        database, table = header.schema_name, header.table_name
-        route = self.placement.route(database, table)
-        after_head = b"".join((id_text, rows.middle, ts_text, rows.tail))
-        headers = binlog_headers(header)
         heads, keys = rows.heads, rows.keys
         if not heads:
             return []
+        id_text, ts_text = self._texts(batch_id, ts)
+        route = self.placement.route(header.schema_name, header.table_name)
+        after_head = b"".join((id_text, rows.middle, ts_text, rows.tail))
+        headers = binlog_headers(header)
         if route is None or not self._all_fit(heads, keys, after_head, header, headers):
             raise _misfit(header, route is None)
         topic, partition = route

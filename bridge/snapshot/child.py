@@ -82,8 +82,8 @@ class ChildSession:
         self._destination = destination or source.address
         self._lock = threading.Lock()
         self._decoder = EntryDecoder()
-        apart = ahead is not None and ahead.encode_apart is not None
-        self._revive = ahead.revive_apart if ahead is not None and apart else None
+        encode = ahead.encode_apart if ahead is not None else None
+        self._revive = ahead.revive_apart if ahead is not None and encode is not None else None
         self._child = childproc.spawn("bridge.snapshot.child")
         assert self._child.stdin is not None and self._child.stdout is not None
         childproc.widen_pipe(self._child.stdout)
@@ -97,7 +97,7 @@ class ChildSession:
             configured_format(),
             logging.getLogger().getEffectiveLevel(),
             os.getpid(),
-            ahead.encode_apart if ahead is not None and apart else None,
+            encode,
         )
         with contextlib.suppress(BrokenPipeError):  # it died at once: the first answer says so
             childproc.write_frame(self._requests, b"s", pickle.dumps(spec))

@@ -17,7 +17,6 @@ says which key a resumed snapshot starts after; the END also covers the table's 
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -36,14 +35,12 @@ PutEntries = Callable[[Sequence[Entry]], None]
 BACKLOG_POLL_S = 0.005
 
 
-class StoreSequences(Protocol):
-    """Where the store stands: entries put, entries acknowledged (``EventStore``)."""
+class StoreBacklog(Protocol):
+    """What the store holds unacknowledged, in batch items: an entry each, a snapshot entry
+    its rows (``MemoryEventStore.unacked_items``)."""
 
     @property
-    def put_sequence(self) -> int: ...
-
-    @property
-    def ack_sequence(self) -> int: ...
+    def unacked_items(self) -> int: ...
 
 
 _new_header = slotted_constructor(SnapshotHeader)
@@ -90,7 +87,7 @@ class SnapshotHandoff:
         put: PutEntries,
         *,
         start: EntryPosition | None = None,
-        store: StoreSequences | None = None,
+        store: StoreBacklog | None = None,
         backlog_rows: int = 0,
         drop_changed_keys: bool = True,
     ) -> None:
@@ -99,11 +96,11 @@ class SnapshotHandoff:
         has reached goes in at once, before the stream flushed anything (without it, the
         first chunk of a snapshot of an idle source waited for the first heartbeat, up to
         ``heartbeat_period_s``). ``store`` and ``backlog_rows``: readers wait in
-        ``wait_for_room`` while more than ``backlog_rows`` snapshot rows are in the store
-        unacknowledged (a chunk's entries hold a rows event's worth each, so the store's own
-        bound, in entries, would let a slow Kafka pile up many times the rows it holds of the
-        stream). ``drop_changed_keys=False`` disables the algorithm's one safety step, for the
-        test that shows a stale row reaching Kafka without it."""
+        ``wait_for_room`` while the store holds ``backlog_rows`` items or more unacknowledged
+        (a snapshot entry counts its rows; a chunk's entries hold a rows event's worth each,
+        so the store's own bound, in entries, would let a slow Kafka pile up many times the
+        rows it holds of the stream). ``drop_changed_keys=False`` disables the algorithm's
+        one safety step, for the test that shows a stale row reaching Kafka without it."""
         self.lock = threading.Lock()
         self.progress = progress  # as put into the store
         self.windows = windows
@@ -115,9 +112,6 @@ class SnapshotHandoff:
         self._between = True
         self._store = store
         self._backlog_rows = backlog_rows
-        # Chunks in the store not yet acknowledged: (put sequence after them, rows).
-        self._backlog: deque[tuple[int, int]] = deque()
-        self._backlog_total = 0
 
     # -- the stream's side (under ``lock``) ---------------------------------------------------
 
@@ -150,18 +144,12 @@ class SnapshotHandoff:
             self._put_ready()
 
     def wait_for_room(self, stopping: threading.Event) -> None:
-        """Wait while the store holds more than ``backlog_rows`` snapshot rows not yet
-        acknowledged (or until ``stopping``)."""
+        """Wait while the store holds ``backlog_rows`` items or more not yet acknowledged
+        (or until ``stopping``)."""
         store = self._store
         if store is None or self._backlog_rows <= 0:
             return
-        while not stopping.is_set():
-            acked = store.ack_sequence
-            with self.lock:
-                while self._backlog and self._backlog[0][0] <= acked:
-                    self._backlog_total -= self._backlog.popleft()[1]
-                if self._backlog_total < self._backlog_rows:
-                    return
+        while store.unacked_items >= self._backlog_rows and not stopping.is_set():
             stopping.wait(BACKLOG_POLL_S)
 
     def cancel(self) -> None:
@@ -253,9 +241,6 @@ class SnapshotHandoff:
         entries.append(Entry(header(None, progress), EntryType.TRANSACTIONEND))
         self._put(entries)
         chunk.rows_put = rows - current.rows
-        if self._store is not None:
-            self._backlog.append((self._store.put_sequence, chunk.rows_put))
-            self._backlog_total += chunk.rows_put
         self.progress = progress
 
 

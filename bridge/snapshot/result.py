@@ -67,7 +67,7 @@ def _read_rows(
     while True:
         want = READ_BYTES
         if len(pending) >= _HEADER:  # a packet larger than what came: read it whole
-            want = max(want, int.from_bytes(pending[:3], "little") + _HEADER - len(pending))
+            want = max(want, _HEADER + _length(pending, 0) - len(pending))
         block = _read(source, want, exact=want > READ_BYTES)
         buffer = pending + block if pending else block
         offset, state = compiled.text_rows(buffer, kinds, convert, rows)
@@ -75,9 +75,14 @@ def _read_rows(
             return rows
         if state == _ERROR:
             start = offset + _HEADER
-            length = int.from_bytes(buffer[offset : offset + 3], "little")
-            MysqlPacket(buffer[start : start + length], conn.encoding).raise_for_error()
+            payload = buffer[start : start + _length(buffer, offset)]
+            MysqlPacket(payload, conn.encoding).raise_for_error()
         pending = buffer[offset:]
+
+
+def _length(buffer: bytes, at: int) -> int:
+    """The payload length in the header of the packet at ``at``."""
+    return int.from_bytes(buffer[at : at + 3], "little")
 
 
 def _read(source: Any, count: int, *, exact: bool) -> bytes:

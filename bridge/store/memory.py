@@ -122,6 +122,11 @@ class MemoryEventStore:
         return self._put_mem - self._ack_mem
 
     @property
+    def unacked_items(self) -> int:
+        """Batch items (``batch_items``: records) held by entries not yet acked."""
+        return self._put_items - self._ack_items
+
+    @property
     def capacity_items(self) -> int:
         return self.config.buffer_size
 

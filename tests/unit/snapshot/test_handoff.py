@@ -241,41 +241,36 @@ def test_rows_rendered_apart_are_picked_without_the_changed_keys() -> None:
 
 
 class _Store:
-    """The store's sequences as the handoff reads them: entries put, entries acknowledged."""
+    """The store's backlog as the handoff reads it: items held unacknowledged."""
 
-    def __init__(self, put: list[Entry]) -> None:
-        self._put = put
-        self.ack_sequence = 0
-
-    @property
-    def put_sequence(self) -> int:
-        return len(self._put)
+    def __init__(self) -> None:
+        self.unacked_items = 0
 
 
 def test_readers_wait_while_the_store_holds_too_many_unacknowledged_snapshot_rows() -> None:
     put: list[Entry] = []
-    store = _Store(put)
+    store = _Store()
     windows = WatermarkWindows((BINLOG, 100), ["shop.orders"])
     handoff = SnapshotHandoff(
         PLAN, windows, put.extend, start=_at(500), store=store, backlog_rows=3
     )
     stopping = threading.Event()
     handoff.wait_for_room(stopping)  # nothing in the store: at once
-    handoff.offer(_chunk(windows.begin_chunk(), 500, ["1", "2"]))
-    handoff.wait_for_room(stopping)  # 2 rows < 3
-    handoff.offer(_chunk(windows.begin_chunk(), 500, ["3", "4"]))
+    store.unacked_items = 2
+    handoff.wait_for_room(stopping)  # 2 items < 3
+    store.unacked_items = 4
     waiter = threading.Thread(target=handoff.wait_for_room, args=(stopping,))
     waiter.start()
     waiter.join(0.2)
-    assert waiter.is_alive()  # 4 rows unacknowledged
-    store.ack_sequence = 4  # the first chunk's BEGIN, rows, END
+    assert waiter.is_alive()  # 4 items unacknowledged
+    store.unacked_items = 2  # acknowledged down to 2
     waiter.join(5)
     assert not waiter.is_alive()
-    handoff.offer(_chunk(windows.begin_chunk(), 500, ["5", "6"]))
+    store.unacked_items = 3
     waiter = threading.Thread(target=handoff.wait_for_room, args=(stopping,))
     waiter.start()
     waiter.join(0.2)
-    assert waiter.is_alive()  # the second and third chunks: 4 rows unacknowledged
+    assert waiter.is_alive()  # 3 items: not below the backlog
     stopping.set()  # stopping releases a waiting reader
     waiter.join(5)
     assert not waiter.is_alive()

@@ -669,8 +669,11 @@ def test_an_itemsize_batch_counts_a_snapshot_entry_as_its_rows(store: MemoryEven
     assert _offsets(store.get(2).events) == [0, 100]
     assert _offsets(store.get(1).events) == [200]
     assert _offsets(store.get(1).events) == [300]
+    assert store.unacked_items == 1 + 2 + 1 + 3
     store.ack(store.get_sequence)
+    assert store.unacked_items == 0
     store.put([_snapshot_rows(400, 2)])
+    assert store.unacked_items == 2
     started = time.monotonic()
     got = store.get(3, timeout=0.1)  # 2 items of 3: the get waits out its timeout
     assert time.monotonic() - started >= 0.09
