@@ -57,6 +57,7 @@ def test_settings_keep_canal_bridge_defaults_and_add_a_message_timeout() -> None
         assert settings["enable.idempotence"] is True
         assert settings["message.timeout.ms"] == 30_000
         assert settings["client.id"] == "canal-bridge-example"
+        assert settings["delivery.report.only.error"] is True  # confirmed by an empty queue
         assert made.default_timeout_s == 35.0
     finally:
         made.close(0)
