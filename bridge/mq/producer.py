@@ -228,16 +228,7 @@ class KafkaProducer:
         outcome = self._outcome = _BatchOutcome(self.max_message_bytes)
         self._refused = None
         try:
-            # Step 1. Headers go to librdkafka as a list (a tuple is refused), made once for
-            # the records that share them (a snapshot entry's rows, a split message).
-            shared: tuple[tuple[str, bytes], ...] | None = None
-            headers: list[tuple[str, str | bytes | None]] = []
-            for index, record in enumerate(records, 1):
-                if record.headers is not shared:
-                    shared, headers = record.headers, list(record.headers)
-                self._produce(client, record, headers, deadline=deadline, cancel=cancel)
-                if index % POLL_EVERY == 0:
-                    client.poll(0)
+            self._produce_all(client, records, deadline=deadline, cancel=cancel)  # Step 1
             # Step 2
             while outcome.error is None and self._fatal is None and self._refused is None:
                 left = deadline - self._clock()
@@ -277,6 +268,31 @@ class KafkaProducer:
                 self._discard()
             raise outcome.error
 
+    def _produce_all(
+        self,
+        client: Producer,
+        records: Sequence[OutgoingRecord],
+        *,
+        deadline: float,
+        cancel: threading.Event | None,
+    ) -> None:
+        """Step 1 of ``send_batch``. Headers go to librdkafka as a list (a tuple is refused),
+        made once for the records that share them (a snapshot entry's rows, a split message).
+        Each record's first try is inline (a snapshot batch holds thousands); a full queue or
+        an error goes to ``_produce``."""
+        shared: tuple[tuple[str, bytes], ...] | None = None
+        headers: list[tuple[str, str | bytes | None]] = []
+        produce = client.produce
+        for index, record in enumerate(records, 1):
+            if record.headers is not shared:
+                shared, headers = record.headers, list(record.headers)
+            try:
+                produce(record.topic, record.value, record.key, record.partition, headers=headers)
+            except (BufferError, KafkaException):
+                self._produce(client, record, headers, deadline=deadline, cancel=cancel)
+            if index % POLL_EVERY == 0:
+                client.poll(0)
+
     def _produce(
         self,
         client: Producer,
@@ -286,14 +302,11 @@ class KafkaProducer:
         deadline: float,
         cancel: threading.Event | None,
     ) -> None:
+        """One record, once librdkafka's queue has room; its refusal as an ``MqError``."""
         while True:
             try:
                 client.produce(
-                    record.topic,
-                    value=record.value,
-                    key=record.key,
-                    partition=record.partition,
-                    headers=headers,
+                    record.topic, record.value, record.key, record.partition, headers=headers
                 )
                 return
             except BufferError:
