@@ -544,6 +544,26 @@ def test_memsize_blocking_get_waits_for_bytes() -> None:
     assert len(runner.result) == 2  # type: ignore[arg-type]
 
 
+def test_itemsize_batch_also_ends_at_batch_size_mem_units() -> None:
+    s = _store(16, BatchMode.ITEMSIZE, mem_unit=100)
+    s.put(rows(0, 4, size=150) + rows(600, 4, size=10))
+    # 3 items or 300 bytes, whichever comes first
+    assert len(s.get(3)) == 2, "two 150-byte events reach the bytes"
+    assert len(s.get(3)) == 2
+    assert len(s.get(3)) == 3, "small events: the item count ends the batch"
+
+
+def test_itemsize_blocking_get_returns_once_the_bytes_are_there() -> None:
+    s = _store(16, BatchMode.ITEMSIZE, mem_unit=100)
+    s.put(rows(0, 1, size=150))
+    runner = _Runner(lambda: s.get(3, timeout=0))
+    time.sleep(0.05)
+    assert runner.thread.is_alive(), "1 of 3 items, 150 of 300 bytes"
+    s.put(rows(150, 1, size=150))
+    runner.join()
+    assert len(runner.result) == 2  # type: ignore[arg-type]
+
+
 def test_ack_frees_memory() -> None:
     s = _store(8, BatchMode.MEMSIZE, mem_unit=100)
     s.put([ev(row(0, size=30)), ev(row(30, size=70)), ev(row(100, size=200))])
