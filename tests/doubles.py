@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from bridge.entry import Entry
 from bridge.instance.api import EMPTY_BATCH_ID, Message
 from bridge.meta import ClientIdentity
-from bridge.mq import OutgoingRecord
+from bridge.mq.records import OutgoingRecord
 
 
 class ScriptedService:

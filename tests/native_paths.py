@@ -13,9 +13,10 @@ import pytest
 from bridge import native
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.entry import Entry
-from bridge.mq.flat_encoder import RenderedRows, render_rows
+from bridge.mq.flat_encoder import RenderedRows
 from bridge.mq.formats import record_builder
 from bridge.mq.records import OutgoingRecord
+from bridge.mq.rendering import render_rows
 from bridge.parse.wire import EntryDecoder, EntryEncoder
 
 

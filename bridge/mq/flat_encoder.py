@@ -15,11 +15,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from bridge import native
 from bridge.config.rules import DdlPolicy, OversizePolicy
-from bridge.entry import AheadEncoding, Entry, EventType, Header, RowChange, RowData
+from bridge.entry import AheadEncoding, Entry, Header, RowChange
 from bridge.mq.dead_letter import log_dead_letter
 from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit
 from bridge.mq.flat_message import (
@@ -36,19 +35,12 @@ from bridge.mq.records import (
     OutgoingRecord,
     Placement,
     binlog_headers,
-    message_gtid,
     new_record,
 )
+from bridge.mq.rendering import message_gtid, native_rows, render_rows, render_rows_apart
 
 # Bytes of a record kept free of rendered rows: headers (file name, GTID), batch id, build time.
 RENDER_HEADROOM = 16 * 1024
-
-# Row change kinds as the compiled path numbers and names them.
-_NATIVE_KINDS = {
-    EventType.INSERT: (0, EventType.INSERT.value),
-    EventType.UPDATE: (1, EventType.UPDATE.value),
-    EventType.DELETE: (2, EventType.DELETE.value),
-}
 
 
 class FlatMessageEncoder:
@@ -235,10 +227,10 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         """The record of a rows event written by the compiled path, or None where the
         pure-Python path is needed: rows not straight from the parser, a message that hashing
         may split over partitions, one over the size limit."""
-        native_rows = _native_rows(change)
-        if native_rows is None:
+        found = native_rows(change)
+        if found is None:
             return None
-        (kind, event_type), rows = native_rows
+        (kind, event_type), rows = found
         database, table = header.schema_name, header.table_name
         route = self.placement.route(database, table)
         if route is None:
@@ -330,68 +322,4 @@ def _misfit(header: Header, hashed: bool) -> RenderedRowsMisfit:
         f"{header.schema_name}.{header.table_name} at {header.logfile_name}:"
         f"{header.logfile_offset}: rows rendered by the binlog reader process do not fit this "
         f"destination ({'hashed over partitions' if hashed else 'over the size limit'})"
-    )
-
-
-def _native_rows(change: RowChange) -> tuple[tuple[int, str], tuple[RowData, ...]] | None:
-    """The compiled kind and rows of a change the compiled path can write: DML rows straight
-    from the parser (``DecodedRow``s, all of one kind); None for anything else."""
-    kind = _NATIVE_KINDS.get(change.event_type)
-    rows = change.row_datas
-    if kind is None or change.is_ddl or not rows or type(rows) is not tuple:
-        return None
-    first = type(rows[0])
-    if not hasattr(first, "new_plan"):
-        return None
-    if len(rows) > 1 and any(type(row) is not first for row in rows):
-        return None
-    return kind, rows
-
-
-def render_rows(
-    header: Header, change: RowChange, limit: int
-) -> tuple[int, bytes, bytes, bytes, bytes] | None:
-    """A rows event's record rendered ahead of its batch, as ``RenderedRows``' fields, with the
-    compiled path (in the binlog reader's process, which loads it itself); None where it
-    cannot, or where value and key would be over ``limit`` bytes (such records keep their
-    rows, for the oversize policy)."""
-    parts: tuple[int, bytes, bytes, bytes, bytes] | None = _compiled_parts(
-        header, change, limit, apart=False
-    )
-    return parts
-
-
-def render_rows_apart(
-    header: Header, change: RowChange, limit: int
-) -> tuple[list[bytes], bytes, bytes, list[bytes]] | None:
-    """Each row of a change as a record of its own, as ``RenderedRecords``' fields, with the
-    compiled path in one call (in a snapshot reader's process); None where it cannot, or
-    where a row's record would be over ``limit`` bytes (the rows then cross as rows)."""
-    parts: tuple[list[bytes], bytes, bytes, list[bytes]] | None = _compiled_parts(
-        header, change, limit, apart=True
-    )
-    return parts
-
-
-def _compiled_parts(header: Header, change: RowChange, limit: int, *, apart: bool) -> Any:
-    """``row_records_parts`` (``apart``) or ``rows_record_parts`` of a change's rows; None
-    where the compiled path is not loaded or cannot write them."""
-    compiled = native.module
-    if compiled is None:
-        return None
-    native_rows = _native_rows(change)
-    if native_rows is None:
-        return None
-    (kind, event_type), rows = native_rows
-    write = compiled.row_records_parts if apart else compiled.rows_record_parts
-    return write(
-        header.schema_name,
-        header.table_name,
-        kind,
-        event_type,
-        header.execute_time,
-        change.sql,
-        message_gtid(header),
-        rows,
-        limit,
     )

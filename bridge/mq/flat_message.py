@@ -38,7 +38,7 @@ from bridge.entry import (
     RowData,
     row_images,
 )
-from bridge.mq.records import message_gtid
+from bridge.mq.rendering import message_gtid
 from bridge.mq.routing import PartitionRouter, record_key
 
 RowDict = dict[str, str | None]

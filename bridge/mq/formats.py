@@ -16,7 +16,6 @@ from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.mq.flat_encoder import CompiledFlatMessageEncoder, FlatMessageEncoder
 from bridge.mq.key_change import with_key_change
-from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
 from bridge.mq.records import Placement, RecordBuilder, RowsEncoder
 from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 
@@ -37,7 +36,11 @@ def flat_message_encoder(
 def protobuf_encoder(
     mq: MqConfig, placement: Placement, compiled: native.Compiled | None
 ) -> RowsEncoder:
-    """canal's protobuf messages (``mq.flat_message: false``): pure Python, per batch."""
+    """canal's protobuf messages (``mq.flat_message: false``): pure Python, per batch.
+    Imported here, when a destination asks for it: protobuf's runtime and canal's message
+    classes cost a process 8 MB that flat-message destinations need not pay."""
+    from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
+
     ddl, oversize = DdlPolicy.parse(mq.ddl), OversizePolicy.parse(mq.oversize)
     return ProtobufMessageEncoder(placement, ddl, oversize, dynamic_topic=bool(mq.dynamic_topic))
 

@@ -51,14 +51,6 @@ class OutgoingRecord:
 new_record = slotted_constructor(OutgoingRecord)
 
 
-def message_gtid(header: Header) -> str:
-    """The GTID a record's message carries: its binlog transaction's, and none for a snapshot
-    row, which comes from no transaction (Debezium's snapshot reads carry none either). The
-    record's Kafka headers still name the stream position where its chunk went in
-    (``binlog_headers``, the ``binlog.gtid`` header included)."""
-    return "" if isinstance(header, SnapshotHeader) else header.gtid
-
-
 def binlog_headers(header: Header) -> tuple[tuple[str, bytes], ...]:
     """Binlog coordinates of the entry a record was built from (gtid only when known)."""
     headers = [

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 from bridge import childproc
 from bridge.collector import tune_garbage_collector
-from bridge.config import SourceConfig
 from bridge.entry import AheadEncode, AheadEncoding, Entry
 from bridge.logs import configure_logging, configured_format
+from bridge.parse.access import Source, SourceAccess
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import SourceFacts, preflight
@@ -50,7 +50,7 @@ _BATCH = b"b"
 class ChildSpec:
     """What the child needs to run the parser, sent pickled on its stdin."""
 
-    source: SourceConfig
+    source: SourceAccess
     time_zone: str | None
     heartbeat_period_s: float
     start: EntryPosition
@@ -69,7 +69,7 @@ class ParserProcess:
 
     def __init__(
         self,
-        source: SourceConfig,
+        source: Source,
         *,
         time_zone: str | None = None,
         heartbeat_period_s: float = 15.0,
@@ -134,7 +134,7 @@ class ParserProcess:
 
     def _spawn(self, start: EntryPosition) -> subprocess.Popen[bytes] | None:
         spec = ChildSpec(
-            source=self._source,
+            source=SourceAccess.of(self._source),  # no configuration models in the child
             time_zone=self._time_zone,
             heartbeat_period_s=self._heartbeat_s,
             start=start,

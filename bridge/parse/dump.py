@@ -31,7 +31,7 @@ from typing import Any
 
 import pymysql
 
-from bridge.config import SourceConfig
+from bridge.parse.access import Source
 from bridge.parse.exceptions import SourceMisconfigured
 from bridge.parse.framing import EventReader
 from bridge.parse.gtid import is_mariadb_gtid_set, parse_gtid_set
@@ -69,7 +69,7 @@ class DumpConnection:
 
     def __init__(
         self,
-        source: SourceConfig,
+        source: Source,
         request: DumpRequest,
         before_read: Callable[[], None] | None = None,
     ) -> None:

@@ -19,8 +19,8 @@ from typing import Protocol
 import pymysql
 
 from bridge.backoff import Backoff
-from bridge.config import SourceConfig
 from bridge.entry import Entry, EntryType
+from bridge.parse.access import Source
 from bridge.parse.codes import EventCode
 from bridge.parse.convert import EventConverter
 from bridge.parse.dump import DumpConnection, DumpRequest
@@ -62,7 +62,7 @@ class BinlogParser:
 
     def __init__(
         self,
-        source: SourceConfig,
+        source: Source,
         *,
         time_zone: str | None = None,
         heartbeat_period_s: float = 15.0,

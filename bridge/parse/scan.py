@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from dataclasses import dataclass
 
-from bridge.config import SourceConfig
+from bridge.parse.access import Source
 from bridge.parse.codes import EventCode
 from bridge.parse.ddl import is_transaction_control
 from bridge.parse.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
@@ -28,7 +28,7 @@ class TransactionStart:
 
 
 def transaction_starts(
-    source: SourceConfig, facts: SourceFacts, journal_name: str, scan_slave_id: int | None = None
+    source: Source, facts: SourceFacts, journal_name: str, scan_slave_id: int | None = None
 ) -> Generator[TransactionStart, None, None]:
     """Transaction starts of ``journal_name`` in order, ending with the file's end position.
 

@@ -18,7 +18,7 @@ from typing import Any
 import pymysql
 from pymysql.constants import CLIENT
 
-from bridge.config import SourceConfig, SourceTls
+from bridge.parse.access import Source, Tls
 from bridge.parse.exceptions import (
     ParseError,
     SourceAccessDenied,
@@ -38,7 +38,7 @@ CR_SSL_CONNECTION_ERROR = 2026
 CR_AUTH_PLUGIN_CANNOT_LOAD = 2059  # PyMySQL cannot answer the auth plugin the server asks for
 
 
-def connection_settings(source: SourceConfig) -> dict[str, Any]:
+def connection_settings(source: Source) -> dict[str, Any]:
     """PyMySQL keyword arguments for ``source``; the one place the source password is
     unwrapped. Without ``source.ssl`` PyMySQL still uses TLS when the server offers it, but
     checks no certificate."""
@@ -55,7 +55,7 @@ def connection_settings(source: SourceConfig) -> dict[str, Any]:
     return settings
 
 
-def tls_context(tls: SourceTls) -> ssl.SSLContext:
+def tls_context(tls: Tls) -> ssl.SSLContext:
     """The TLS context of ``source.ssl``, as the MySQL client's ssl-mode: ``verify_cert`` needs
     a certificate chain to ``ca`` (the system's trust store without one: VERIFY_CA);
     ``verify_identity`` also needs the certificate to name the host (VERIFY_IDENTITY, which
@@ -80,7 +80,7 @@ def tls_context(tls: SourceTls) -> ssl.SSLContext:
 
 
 def translate_error(
-    exc: pymysql.MySQLError, source: SourceConfig, *, encrypted: bool = True
+    exc: pymysql.MySQLError, source: Source, *, encrypted: bool = True
 ) -> BaseException:
     """A one-line, actionable error for a PyMySQL error; never includes the password.
 
@@ -134,7 +134,7 @@ def translate_error(
     return exc
 
 
-def _auth_plugin_advice(exc: pymysql.MySQLError, source: SourceConfig) -> str:
+def _auth_plugin_advice(exc: pymysql.MySQLError, source: Source) -> str:
     """Error 1524 (the server lacks the account's plugin: mysql_native_password is off by
     default in MySQL 8.4 and gone in 9.0) or 2059 (PyMySQL cannot answer the plugin asked)."""
     code, text = exc.args[0], str(exc.args[-1])
@@ -158,7 +158,7 @@ def _auth_plugin_advice(exc: pymysql.MySQLError, source: SourceConfig) -> str:
     return f"{source.username}@{source.address} cannot log in ({why}): {fix}"
 
 
-def _certificate_advice(exc: pymysql.MySQLError, source: SourceConfig) -> str:
+def _certificate_advice(exc: pymysql.MySQLError, source: Source) -> str:
     reason = re.search(r"certificate verify failed: ([^(]+?)\s*\(", str(exc))
     why = reason[1].rstrip(". ") if reason else "certificate verify failed"
     if "mismatch" in why or "not valid for" in why:
@@ -177,7 +177,7 @@ def _certificate_advice(exc: pymysql.MySQLError, source: SourceConfig) -> str:
 
 
 @contextmanager
-def open_connection(source: SourceConfig) -> Iterator[pymysql.connections.Connection[Any]]:
+def open_connection(source: Source) -> Iterator[pymysql.connections.Connection[Any]]:
     conn = pymysql.connections.Connection(
         **connection_settings(source), autocommit=True, defer_connect=True
     )
@@ -435,7 +435,7 @@ def account_auth(conn: pymysql.connections.Connection[Any]) -> AccountAuth | Non
 # --- the required checks: each returns the problem (with its one-line fix) or None --------
 
 
-def check_log_bin(source: SourceConfig, v: SourceVariables) -> SourceMisconfigured | None:
+def check_log_bin(source: Source, v: SourceVariables) -> SourceMisconfigured | None:
     if v.log_bin:
         return None
     return SourceMisconfigured(
@@ -444,7 +444,7 @@ def check_log_bin(source: SourceConfig, v: SourceVariables) -> SourceMisconfigur
     )
 
 
-def check_binlog_format(source: SourceConfig, v: SourceVariables) -> SourceMisconfigured | None:
+def check_binlog_format(source: Source, v: SourceVariables) -> SourceMisconfigured | None:
     if v.binlog_format.upper() == "ROW":
         return None
     return SourceMisconfigured(
@@ -453,7 +453,7 @@ def check_binlog_format(source: SourceConfig, v: SourceVariables) -> SourceMisco
     )
 
 
-def check_row_image(source: SourceConfig, v: SourceVariables) -> SourceMisconfigured | None:
+def check_row_image(source: Source, v: SourceVariables) -> SourceMisconfigured | None:
     if v.row_image.upper() == "FULL":
         return None
     return SourceMisconfigured(
@@ -462,7 +462,7 @@ def check_row_image(source: SourceConfig, v: SourceVariables) -> SourceMisconfig
     )
 
 
-def check_server_id(source: SourceConfig, v: SourceVariables) -> SourceMisconfigured | None:
+def check_server_id(source: Source, v: SourceVariables) -> SourceMisconfigured | None:
     if v.server_id != source.slave_id:
         return None
     return SourceMisconfigured(
@@ -471,7 +471,7 @@ def check_server_id(source: SourceConfig, v: SourceVariables) -> SourceMisconfig
     )
 
 
-def check_privileges(source: SourceConfig, v: SourceVariables) -> SourceAccessDenied | None:
+def check_privileges(source: Source, v: SourceVariables) -> SourceAccessDenied | None:
     missing = _missing_privileges(list(v.grants))
     if not missing:
         return None
@@ -481,7 +481,7 @@ def check_privileges(source: SourceConfig, v: SourceVariables) -> SourceAccessDe
     )
 
 
-SourceCheck = Callable[[SourceConfig, SourceVariables], ParseError | None]
+SourceCheck = Callable[[Source, SourceVariables], ParseError | None]
 # (name, check) in the order preflight applies them.
 REQUIRED_CHECKS: tuple[tuple[str, SourceCheck], ...] = (
     ("binary log", check_log_bin),
@@ -492,7 +492,7 @@ REQUIRED_CHECKS: tuple[tuple[str, SourceCheck], ...] = (
 )
 
 
-def preflight(source: SourceConfig, time_zone: str | None = None) -> SourceFacts:
+def preflight(source: Source, time_zone: str | None = None) -> SourceFacts:
     """Refuse a source that cannot feed ROW-based CDC, each with one line saying the fix."""
     with open_connection(source) as conn:
         variables = read_variables(conn)

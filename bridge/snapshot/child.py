@@ -24,7 +24,6 @@ from typing import IO, Any
 
 from bridge import childproc
 from bridge.collector import tune_garbage_collector
-from bridge.config import SourceConfig
 from bridge.entry import (
     AheadEncode,
     AheadEncoding,
@@ -36,6 +35,7 @@ from bridge.entry import (
     row_images,
 )
 from bridge.logs import configure_logging, configured_format
+from bridge.parse.access import Source, SourceAccess
 from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import EntryDecoder, EntryEncoder
 from bridge.snapshot.exceptions import SnapshotError
@@ -49,7 +49,7 @@ _ANSWER, _GONE, _REDO = b"a", b"g", b"o"
 class ChildSpec:
     """What the child needs to open its ``LocalSession``, its first frame (pickled)."""
 
-    source: SourceConfig
+    source: SourceAccess
     options: DecodeOptions
     chunk_size: int
     destination: str
@@ -70,7 +70,7 @@ class ChildSession:
 
     def __init__(
         self,
-        source: SourceConfig,
+        source: Source,
         options: DecodeOptions,
         chunk_size: int,
         destination: str,
@@ -90,7 +90,7 @@ class ChildSession:
         self._requests: IO[bytes] = self._child.stdin
         self._answers: IO[bytes] = self._child.stdout
         spec = ChildSpec(
-            source,
+            SourceAccess.of(source),  # no configuration models in the child
             options,
             chunk_size,
             destination,

@@ -21,8 +21,8 @@ from typing import Any, Literal, Protocol
 
 import pymysql
 
-from bridge.config import SourceConfig
 from bridge.entry import EncodedRowsApart, RowData
+from bridge.parse.access import Source
 from bridge.parse.source import ServerVersion, master_position, open_connection, server_version
 from bridge.parse.values import DecodeOptions
 from bridge.snapshot import rows as snapshot_rows
@@ -94,7 +94,7 @@ class ReaderSession(Protocol):
 class LocalSession:
     """A ``ReaderSession`` on a connection of this process, opened at once."""
 
-    def __init__(self, source: SourceConfig, options: DecodeOptions, chunk_size: int) -> None:
+    def __init__(self, source: Source, options: DecodeOptions, chunk_size: int) -> None:
         self._options = options
         self.chunk_size = chunk_size
         self._tables: dict[tuple[str, str], tuple[snapshot_rows.SnapshotTable, ChunkQuery]] = {}

@@ -24,24 +24,19 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic  # type:
 from bridge.config import DestinationConfig, KafkaConfig, MqConfig
 from bridge.entry import Entry, EventType, RowData
 from bridge.meta import MemoryMetaManager
-from bridge.mq import (
-    BrokerRejectedTooLarge,
-    KafkaProducer,
-    MqWorker,
-    RecordBuilder,
-    RecordTooLarge,
-)
 from bridge.mq.exactly_once import (
     CommittedCursor,
     OffsetsTopicError,
     ensure_offsets_topic,
     read_committed_cursor,
 )
+from bridge.mq.exceptions import BrokerRejectedTooLarge, RecordTooLarge
 from bridge.mq.formats import rows_encoder
-from bridge.mq.records import OutgoingRecord
+from bridge.mq.producer import KafkaProducer
+from bridge.mq.records import OutgoingRecord, RecordBuilder
 from bridge.mq.senders import KafkaSenders
 from bridge.mq.transactional import ProducerFenced, TransactionalKafkaProducer
-from bridge.mq.worker import build_worker
+from bridge.mq.worker import MqWorker, build_worker
 from bridge.position import EntryPosition, LogIdentity, LogPosition, resume_position_after
 from tests.doubles import ScriptedService
 from tests.unit.mq.conftest import EntryMaker

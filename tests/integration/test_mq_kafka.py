@@ -26,24 +26,15 @@ from bridge.config import DEFAULT_MAX_RECORD_BYTES, DestinationConfig, KafkaConf
 from bridge.config.rules import OversizePolicy
 from bridge.entry import Entry, EventType, RowData
 from bridge.meta import ClientIdentity
-from bridge.mq import (
-    BrokerRejectedTooLarge,
-    CanalPartitionRouter,
-    CanalTopicRouter,
-    FlatMessageEncoder,
-    KafkaProducer,
-    MqWorker,
-    Placement,
-    RecordBuilder,
-    RecordTooLarge,
-    TopicInspector,
-    TopicPartitions,
-    WorkerSettings,
-    tail,
-)
+from bridge.mq.exceptions import BrokerRejectedTooLarge, RecordTooLarge
+from bridge.mq.flat_encoder import FlatMessageEncoder
 from bridge.mq.formats import rows_encoder
+from bridge.mq.producer import KafkaProducer, TopicInspector
+from bridge.mq.records import Placement, RecordBuilder
+from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 from bridge.mq.senders import KafkaSenders
-from bridge.mq.worker import build_worker
+from bridge.mq.tail import tail
+from bridge.mq.worker import MqWorker, WorkerSettings, build_worker
 from tests.doubles import ScriptedService
 from tests.integration.kafka_broker import ThrowawayKafka
 from tests.unit.mq.conftest import EntryMaker

@@ -21,7 +21,9 @@ import pytest
 
 from bridge.check import CheckResult, check_kafka, check_source
 from bridge.config import BridgeConfig, KafkaConfig, SourceConfig, parse_config
-from bridge.mq import DeliveryFailed, KafkaProducer, OutgoingRecord
+from bridge.mq.exceptions import DeliveryFailed
+from bridge.mq.producer import KafkaProducer
+from bridge.mq.records import OutgoingRecord
 from bridge.parse.exceptions import SourceAccessDenied
 from bridge.parse.source import open_connection, preflight
 from tests.conftest import MysqlEndpoint, TlsServices, unrelated_ca

@@ -15,14 +15,9 @@ from pyspark.sql import SparkSession
 
 from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.entry import EventType, RowData
-from bridge.mq import (
-    CanalPartitionRouter,
-    CanalTopicRouter,
-    FlatMessageEncoder,
-    Placement,
-    RecordBuilder,
-    TopicPartitions,
-)
+from bridge.mq.flat_encoder import FlatMessageEncoder
+from bridge.mq.records import Placement, RecordBuilder
+from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 from spark_jobs.changelog import ChangelogJob, parse_args
 from spark_jobs.stream import stream_options
 from tests.e2e.bridge_process import create_topic

@@ -7,6 +7,8 @@ of every module under bridge/ counts, including those inside functions and under
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 BRIDGE = Path(__file__).resolve().parents[2] / "bridge"
@@ -125,3 +127,24 @@ def test_the_walk_sees_submodules_imported_from_the_package(tmp_path: Path) -> N
     source = tmp_path / "probe.py"
     source.write_text("from bridge import native, mq\n")
     assert {"bridge.native", "bridge.mq"} <= _imports(source)
+
+
+# What the reader processes import: their child modules, and the module the pickled
+# ``AheadEncoding`` of their spec names. The configuration's models and the Kafka client
+# cost each such process ~20 MB (docs/benchmarks.md, eleventh session).
+READER_PROCESS_MODULES = ("bridge.parse.child", "bridge.snapshot.child", "bridge.mq.rendering")
+NOT_IN_READER_PROCESSES = ("pydantic", "yaml", "confluent_kafka", "kazoo", "aiohttp")
+
+
+def test_reader_processes_load_neither_the_configuration_nor_the_kafka_client() -> None:
+    probe = (
+        "import sys\n"
+        f"for name in {READER_PROCESS_MODULES!r}:\n"
+        "    __import__(name)\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} | set(sys.modules))))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.split()
+    assert [name for name in NOT_IN_READER_PROCESSES if name in loaded] == []
+    assert [name for name in loaded if _within(name, "bridge.config")] == []

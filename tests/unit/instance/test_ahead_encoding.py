@@ -14,9 +14,10 @@ from bridge.config import parse_config
 from bridge.config.models import DestinationConfig
 from bridge.entry import AheadEncoding
 from bridge.instance.instance import ahead_where_allowed
-from bridge.mq.flat_encoder import RENDER_HEADROOM, RenderedRows, render_rows
+from bridge.mq.flat_encoder import RENDER_HEADROOM, RenderedRows
 from bridge.mq.formats import rows_encoder
 from bridge.mq.records import RECORD_OVERHEAD
+from bridge.mq.rendering import render_rows
 from tests.unit.test_config import base, with_
 
 # The encoder only asks whether a compiled module is there when it says what may go ahead.

@@ -11,18 +11,12 @@ from bridge.config import parse_config
 from bridge.config.rules import OversizePolicy
 from bridge.entry import Entry, EventType, RowData
 from bridge.meta import ClientIdentity
-from bridge.mq import (
-    CanalPartitionRouter,
-    CanalTopicRouter,
-    DeliveryFailed,
-    FlatMessageEncoder,
-    MqWorker,
-    Placement,
-    RecordBuilder,
-    TopicPartitions,
-    WorkerSettings,
-)
 from bridge.mq.dead_letter import key_hash
+from bridge.mq.exceptions import DeliveryFailed
+from bridge.mq.flat_encoder import FlatMessageEncoder
+from bridge.mq.records import Placement, RecordBuilder
+from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
+from bridge.mq.worker import MqWorker, WorkerSettings
 from tests.doubles import FakeClock, FakeSender, ScriptedService
 from tests.unit.mq.conftest import EntryMaker
 

@@ -8,13 +8,8 @@ import orjson
 import pytest
 
 from bridge.entry import EventType, RowData
-from bridge.mq import (
-    CanalPartitionRouter,
-    FlatMessage,
-    build_flat_messages,
-    partition_message,
-    split_rows,
-)
+from bridge.mq.flat_message import FlatMessage, build_flat_messages, partition_message, split_rows
+from bridge.mq.routing import CanalPartitionRouter
 from tests.unit.mq.conftest import EntryMaker
 
 TS = 1_700_000_000_123

@@ -21,10 +21,11 @@ from bridge.entry import (
     RowData,
     row_images,
 )
-from bridge.mq.flat_encoder import RenderedRows, render_rows
+from bridge.mq.flat_encoder import RenderedRows
 from bridge.mq.formats import ENCODERS, format_name, placement_of, record_builder, rows_encoder
 from bridge.mq.key_change import KeyChangeSplitter, split_key_changes
 from bridge.mq.records import OutgoingRecord
+from bridge.mq.rendering import render_rows
 from bridge.parse.rows import Plan, decoded_row
 from tests.native_paths import records_both_ways
 from tests.unit.mq.conftest import EntryMaker

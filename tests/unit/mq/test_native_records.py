@@ -11,9 +11,10 @@ import pytest
 from bridge.config import MqConfig
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.exceptions import RenderedRowsMisfit
-from bridge.mq.flat_encoder import RenderedRecords, RenderedRows, render_rows, render_rows_apart
+from bridge.mq.flat_encoder import RenderedRecords, RenderedRows
 from bridge.mq.formats import record_builder
 from bridge.mq.records import HEADER_GTID, HEADER_SNAPSHOT
+from bridge.mq.rendering import render_rows, render_rows_apart
 from bridge.parse.rows import Plan, RowDecoder, decoded_row
 from bridge.position import SnapshotHeader
 from tests.native_paths import (

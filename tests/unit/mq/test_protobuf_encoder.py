@@ -12,20 +12,14 @@ import pytest
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.entry import Entry, EventType, Header, RowData
-from bridge.mq import (
-    CanalPartitionRouter,
-    CanalTopicRouter,
-    FlatMessageEncoder,
-    OutgoingRecord,
-    Placement,
-    RecordBuilder,
-    RecordTooLarge,
-    TopicPartitions,
-)
 from bridge.mq.canal_protocol import canal_packet_pb2 as packets
 from bridge.mq.canal_protocol import entry_protocol_pb2 as pb
+from bridge.mq.exceptions import RecordTooLarge
+from bridge.mq.flat_encoder import FlatMessageEncoder
 from bridge.mq.formats import record_builder
 from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
+from bridge.mq.records import OutgoingRecord, Placement, RecordBuilder
+from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 from tests.unit.mq.conftest import EntryMaker
 
 TS = 1_700_000_000_123

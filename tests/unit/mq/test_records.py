@@ -8,17 +8,11 @@ import pytest
 from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.config.rules import DdlPolicy, OversizePolicy, RuleSyntaxError
 from bridge.entry import EventType, RowData
-from bridge.mq import (
-    CanalPartitionRouter,
-    CanalTopicRouter,
-    FlatMessageEncoder,
-    Placement,
-    RecordBuilder,
-    RecordTooLarge,
-    TopicPartitions,
-    build_flat_messages,
-    message_key,
-)
+from bridge.mq.exceptions import RecordTooLarge
+from bridge.mq.flat_encoder import FlatMessageEncoder
+from bridge.mq.flat_message import build_flat_messages, message_key
+from bridge.mq.records import Placement, RecordBuilder
+from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 from tests.unit.mq.conftest import EntryMaker
 
 TS = 1_700_000_000_123

@@ -7,7 +7,7 @@ from typing import ClassVar
 import pytest
 
 from bridge.config.rules import RuleSyntaxError
-from bridge.mq import (
+from bridge.mq.routing import (
     CanalPartitionRouter,
     CanalTopicRouter,
     TopicPartitions,

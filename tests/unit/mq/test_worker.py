@@ -16,20 +16,16 @@ from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.entry import Entry, EventType, RowData
 from bridge.instance.api import Message
 from bridge.meta import ClientIdentity
-from bridge.mq import (
+from bridge.mq.exceptions import (
     BrokerRejectedTooLarge,
-    CanalPartitionRouter,
-    CanalTopicRouter,
     DeliveryCancelled,
     DeliveryFailed,
-    FlatMessageEncoder,
-    MqWorker,
-    Placement,
-    RecordBuilder,
     RecordTooLarge,
-    TopicPartitions,
-    WorkerSettings,
 )
+from bridge.mq.flat_encoder import FlatMessageEncoder
+from bridge.mq.records import Placement, RecordBuilder
+from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
+from bridge.mq.worker import MqWorker, WorkerSettings
 from tests.doubles import FakeClock, FakeSender, ScriptedService
 from tests.unit.mq.conftest import EntryMaker
 

@@ -15,17 +15,15 @@ import pytest
 from pydantic import SecretStr
 
 from bridge.config import KafkaConfig, KafkaSasl
-from bridge.mq import (
+from bridge.mq.exceptions import (
     BrokerRejectedTooLarge,
     DeliveryCancelled,
     DeliveryFailed,
-    KafkaProducer,
-    OutgoingRecord,
     ProducerSetupFailed,
     RecordTooLarge,
-    connection_settings,
 )
-from bridge.mq.producer import masked
+from bridge.mq.producer import KafkaProducer, connection_settings, masked
+from bridge.mq.records import OutgoingRecord
 
 
 def _closed_port() -> int:

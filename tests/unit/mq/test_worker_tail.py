@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from bridge.entry import EventType, RowData
-from bridge.mq import format_record
+from bridge.mq.tail import format_record
 from tests.unit.mq.conftest import EntryMaker
 from tests.unit.mq.test_worker import builder
 
