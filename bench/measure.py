@@ -97,10 +97,23 @@ def usage_of(pid: int) -> Usage:
         if index == 0:
             ticks += int(fields[13]) + int(fields[14])  # reaped children
         cpu += ticks / CLOCK_TICKS
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                peak_kb += int(line.split()[1])
+        peak_kb += _status_hwm_kb(status)
     return Usage(cpu, peak_kb / 1024)
+
+
+def peak_rss_kb(pid: int) -> int:
+    """A process's own peak RSS (``VmHWM``), 0 once it has ended."""
+    try:
+        return _status_hwm_kb(Path(f"/proc/{pid}/status").read_text())
+    except FileNotFoundError:
+        return 0
+
+
+def _status_hwm_kb(status: str) -> int:
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
 
 
 def process_tree(pid: int) -> list[int]:
@@ -161,6 +174,8 @@ class BridgeRun:
         self.process: subprocess.Popen[bytes] | None = None
         self.profiler: subprocess.Popen[bytes] | None = None
         self.started_at = 0.0
+        # Each process's own peak RSS seen so far (kB), by PID: see ``note_peaks``.
+        self.peaks_kb: dict[int, int] = {}
 
     def config(self) -> Path:
         if self.config_file is not None:
@@ -249,6 +264,7 @@ class BridgeRun:
         began = time.monotonic()
         while (acked := self.rows_acked()) < expected:
             self.check_alive()
+            self.note_peaks()
             now = time.monotonic()
             if now > deadline:
                 raise TimeoutError(f"{acked} of {expected} rows acked within {timeout_s}s")
@@ -256,6 +272,19 @@ class BridgeRun:
             wait = (expected - acked) / rate / 2 if rate else 0.2
             time.sleep(min(1.0, max(0.02, wait)))
         return time.monotonic()
+
+    def note_peaks(self) -> None:
+        """Keeps each live process's own peak RSS: a child that ends before the run does (a
+        snapshot reader's process) still counts in ``peak_rss_mb``."""
+        for member in process_tree(self.pid):
+            peak = peak_rss_kb(member)
+            if peak > self.peaks_kb.get(member, 0):
+                self.peaks_kb[member] = peak
+
+    @property
+    def peak_rss_mb(self) -> float:
+        """The sum of the peaks ``note_peaks`` kept, of every process the run had."""
+        return sum(self.peaks_kb.values()) / 1024
 
     def check_alive(self) -> None:
         assert self.process is not None

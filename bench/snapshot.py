@@ -83,6 +83,7 @@ def snapshot_round(
         cpu_started = usage_of(bridge.pid).cpu_s
         done = bridge.wait_for_rows(rows, timeout_s=600 + rows / 1000)
         usage = usage_of(bridge.pid)
+        bridge.note_peaks()
     finally:
         bridge.stop()
     if check:
@@ -93,7 +94,8 @@ def snapshot_round(
         snapshot_s=done - started,
         total_s=done - bridge.started_at,
         cpu_s=usage.cpu_s - cpu_started,
-        peak_rss_mb=usage.peak_rss_mb,
+        # The snapshot reader processes have ended by now: the peaks seen while it ran.
+        peak_rss_mb=bridge.peak_rss_mb,
     )
 
 
