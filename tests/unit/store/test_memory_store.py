@@ -533,8 +533,10 @@ def test_memsize_get_counts_batch_size_in_mem_units() -> None:
     assert len(s.get(5)) == 1
 
 
-def test_memsize_blocking_get_waits_for_bytes() -> None:
-    s = _store(16, BatchMode.MEMSIZE, mem_unit=100)
+@pytest.mark.parametrize("mode", [BatchMode.MEMSIZE, BatchMode.ITEMSIZE])
+def test_blocking_get_returns_once_the_bytes_are_there(mode: BatchMode) -> None:
+    """In ITEMSIZE mode too: 2 of 3 items, but 300 of 300 bytes."""
+    s = _store(16, mode, mem_unit=100)
     s.put(rows(0, 1, size=150))
     runner = _Runner(lambda: s.get(3, timeout=0))
     time.sleep(0.05)
@@ -551,17 +553,6 @@ def test_itemsize_batch_also_ends_at_batch_size_mem_units() -> None:
     assert len(s.get(3)) == 2, "two 150-byte events reach the bytes"
     assert len(s.get(3)) == 2
     assert len(s.get(3)) == 3, "small events: the item count ends the batch"
-
-
-def test_itemsize_blocking_get_returns_once_the_bytes_are_there() -> None:
-    s = _store(16, BatchMode.ITEMSIZE, mem_unit=100)
-    s.put(rows(0, 1, size=150))
-    runner = _Runner(lambda: s.get(3, timeout=0))
-    time.sleep(0.05)
-    assert runner.thread.is_alive(), "1 of 3 items, 150 of 300 bytes"
-    s.put(rows(150, 1, size=150))
-    runner.join()
-    assert len(runner.result) == 2  # type: ignore[arg-type]
 
 
 def test_ack_frees_memory() -> None:
