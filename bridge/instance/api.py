@@ -41,7 +41,8 @@ class CanalService(Protocol):
         idle_wait_s: float | None = None,
     ) -> Message:
         """A batch that stays outstanding until acked or rolled back. ``timeout_s``: None ->
-        what is there now; <= 0 -> block for ``batch_size`` entries; > 0 -> wait that long.
+        what is there now; <= 0 -> block for a full batch (``batch_size`` entries, or their
+        bytes: ``bridge.store.memory``); > 0 -> wait that long.
         ``idle_wait_s``: when nothing is there, first wait up to that long for a first entry
         (empty if none comes); then ``timeout_s`` applies. An idle client wakes up when
         there is work, not every ``timeout_s``."""

@@ -227,24 +227,26 @@ class KafkaProducer:
         deadline = self._clock() + (self.default_timeout_s if timeout_s is None else timeout_s)
         outcome = self._outcome = _BatchOutcome(self.max_message_bytes)
         self._refused = None
+        produced, drained = 0, False
         try:
-            self._produce_all(client, records, deadline=deadline, cancel=cancel)  # Step 1
+            produced = self._produce_all(client, records, deadline=deadline, cancel=cancel)
             # Step 2
             while outcome.error is None and self._fatal is None and self._refused is None:
                 left = deadline - self._clock()
                 if left <= 0 or (cancel is not None and cancel.is_set()):
                     break
                 if client.flush(min(FLUSH_SLICE_S, left)) == 0:
+                    drained = True
                     break
-        except _Abandoned:
-            pass
         except MqError as exc:
             self._abandon(client)
             if self._fatal is not None or (isinstance(exc, DeliveryFailed) and exc.fatal):
                 self._discard()
             raise
-        # Step 3
-        unconfirmed = len(client)
+        # Step 3: the records librdkafka never took (the queue stayed full, or the records'
+        # iteration stopped early: a lost lease, ``bridge.ha.fencing``) and those it still
+        # holds (its queue length once drained is not read again: log lines count in it).
+        unconfirmed = len(records) - produced + (0 if drained else len(client))
         if unconfirmed > 0:
             if outcome.error is None and self._fatal is None:
                 topic = records[0].topic
@@ -275,23 +277,31 @@ class KafkaProducer:
         *,
         deadline: float,
         cancel: threading.Event | None,
-    ) -> None:
+    ) -> int:
         """Step 1 of ``send_batch``. Headers go to librdkafka as a list (a tuple is refused),
         made once for the records that share them (a snapshot entry's rows, a split message).
         Each record's first try is inline (a snapshot batch holds thousands); a full queue or
-        an error goes to ``_produce``."""
+        an error goes to ``_produce``. Returns how many records librdkafka took, in order:
+        fewer than ``records`` holds when its iteration ends early or the queue stays full
+        until the deadline or ``cancel``."""
         shared: tuple[tuple[str, bytes], ...] | None = None
         headers: list[tuple[str, str | bytes | None]] = []
         produce = client.produce
-        for index, record in enumerate(records, 1):
+        produced = 0
+        for record in records:
             if record.headers is not shared:
                 shared, headers = record.headers, list(record.headers)
             try:
                 produce(record.topic, record.value, record.key, record.partition, headers=headers)
             except (BufferError, KafkaException):
-                self._produce(client, record, headers, deadline=deadline, cancel=cancel)
-            if index % POLL_EVERY == 0:
+                try:
+                    self._produce(client, record, headers, deadline=deadline, cancel=cancel)
+                except _Abandoned:
+                    return produced
+            produced += 1
+            if produced % POLL_EVERY == 0:
                 client.poll(0)
+        return produced
 
     def _produce(
         self,

@@ -47,7 +47,7 @@ class WorkerSettings:
     """How one worker paces itself; ``for_destination`` takes them from the config."""
 
     batch_size: int = 4096
-    # None: what is there now; <= 0: block for batch_size entries; > 0: wait that long.
+    # None: what is there now; <= 0: block for a full batch; > 0: wait that long.
     get_timeout_s: float | None = 0.1
     # None: the producer's default (its message timeout plus a grace).
     send_timeout_s: float | None = None

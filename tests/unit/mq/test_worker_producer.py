@@ -9,7 +9,8 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import overload
 
 import pytest
 from pydantic import SecretStr
@@ -109,6 +110,44 @@ def test_cancel_abandons_the_batch_quickly(producer: KafkaProducer) -> None:
     with pytest.raises(DeliveryCancelled):
         producer.send_batch([record()], timeout_s=30, cancel=cancel)
     assert time.monotonic() - started < 1.5
+
+
+class _HandedOverUntil(Sequence[OutgoingRecord]):
+    """A batch whose iteration stops after ``handed`` records, as ``bridge.ha.fencing``'s does
+    once the lease is lost; its length is the whole batch's."""
+
+    def __init__(self, records: list[OutgoingRecord], handed: int) -> None:
+        self._records, self._handed = records, handed
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> OutgoingRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[OutgoingRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> OutgoingRecord | Sequence[OutgoingRecord]:
+        return self._records[index]
+
+    def __iter__(self) -> Iterator[OutgoingRecord]:
+        return iter(self._records[: self._handed])
+
+
+@pytest.mark.parametrize("cancelled", [True, False])
+def test_records_never_handed_over_are_not_confirmed(
+    producer: KafkaProducer, cancelled: bool
+) -> None:
+    """Nothing reached librdkafka, so its queue is empty at once: the batch is still not
+    confirmed, its records were not sent."""
+    cancel = threading.Event()
+    if cancelled:
+        cancel.set()
+    batch = _HandedOverUntil([record(), record()], handed=0)
+    with pytest.raises(DeliveryCancelled if cancelled else DeliveryFailed) as caught:
+        producer.send_batch(batch, timeout_s=5, cancel=cancel)
+    assert "2" in str(caught.value)
 
 
 @pytest.mark.timeout(10)
