@@ -245,8 +245,12 @@ class KafkaProducer:
             raise
         # Step 3: the records librdkafka never took (the queue stayed full, or the records'
         # iteration stopped early: a lost lease, ``bridge.ha.fencing``) and those it still
-        # holds (its queue length once drained is not read again: log lines count in it).
-        unconfirmed = len(records) - produced + (0 if drained else len(client))
+        # holds (its queue length counts librdkafka's log lines too: served first, and not
+        # read again once a flush drained it).
+        unconfirmed = len(records) - produced
+        if not drained:
+            client.poll(0)
+            unconfirmed += len(client)
         if unconfirmed > 0:
             if outcome.error is None and self._fatal is None:
                 topic = records[0].topic

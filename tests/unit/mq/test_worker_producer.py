@@ -145,9 +145,8 @@ def test_records_never_handed_over_are_not_confirmed(
     if cancelled:
         cancel.set()
     batch = _HandedOverUntil([record(), record()], handed=0)
-    with pytest.raises(DeliveryCancelled if cancelled else DeliveryFailed) as caught:
+    with pytest.raises(DeliveryCancelled if cancelled else DeliveryFailed):
         producer.send_batch(batch, timeout_s=5, cancel=cancel)
-    assert "2" in str(caught.value)
 
 
 @pytest.mark.timeout(10)
