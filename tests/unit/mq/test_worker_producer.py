@@ -9,8 +9,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from typing import overload
+from collections.abc import Iterator
 
 import pytest
 from pydantic import SecretStr
@@ -112,27 +111,16 @@ def test_cancel_abandons_the_batch_quickly(producer: KafkaProducer) -> None:
     assert time.monotonic() - started < 1.5
 
 
-class _HandedOverUntil(Sequence[OutgoingRecord]):
+class _HandedOverUntil(list[OutgoingRecord]):
     """A batch whose iteration stops after ``handed`` records, as ``bridge.ha.fencing``'s does
     once the lease is lost; its length is the whole batch's."""
 
     def __init__(self, records: list[OutgoingRecord], handed: int) -> None:
-        self._records, self._handed = records, handed
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    @overload
-    def __getitem__(self, index: int) -> OutgoingRecord: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[OutgoingRecord]: ...
-
-    def __getitem__(self, index: int | slice) -> OutgoingRecord | Sequence[OutgoingRecord]:
-        return self._records[index]
+        super().__init__(records)
+        self._handed = handed
 
     def __iter__(self) -> Iterator[OutgoingRecord]:
-        return iter(self._records[: self._handed])
+        return iter(self[: self._handed])
 
 
 @pytest.mark.parametrize("cancelled", [True, False])
