@@ -170,8 +170,7 @@ class KafkaProducer:
 
     Defaults on top of ``as_librdkafka_dict()``: ``message.timeout.ms`` 30 s (unless set),
     delivery reports for failed records only (always), librdkafka logs and errors forwarded
-    to Python logging. Secrets never reach a log line or
-    an error message.
+    to Python logging. Secrets never reach a log line or an error message.
     """
 
     def __init__(
@@ -284,10 +283,10 @@ class KafkaProducer:
     ) -> int:
         """Step 1 of ``send_batch``. Headers go to librdkafka as a list (a tuple is refused),
         made once for the records that share them (a snapshot entry's rows, a split message).
-        Each record's first try is inline (a snapshot batch holds thousands); a full queue or
-        an error goes to ``_produce``. Returns how many records librdkafka took, in order:
-        fewer than ``records`` holds when its iteration ends early or the queue stays full
-        until the deadline or ``cancel``."""
+        Each record's first try is inline (a snapshot batch holds thousands); a full queue
+        goes to ``_produce``, which waits for room. Returns how many records librdkafka took,
+        in order: fewer than ``records`` holds when its iteration ends early or the queue
+        stays full until the deadline or ``cancel``."""
         shared: tuple[tuple[str, bytes], ...] | None = None
         headers: list[tuple[str, str | bytes | None]] = []
         produce = client.produce
@@ -297,11 +296,13 @@ class KafkaProducer:
                 shared, headers = record.headers, list(record.headers)
             try:
                 produce(record.topic, record.value, record.key, record.partition, headers=headers)
-            except (BufferError, KafkaException):
+            except BufferError:
                 try:
                     self._produce(client, record, headers, deadline=deadline, cancel=cancel)
                 except _Abandoned:
                     return produced
+            except KafkaException as exc:
+                raise self._produce_error(record, exc.args[0]) from exc
             produced += 1
             if produced % POLL_EVERY == 0:
                 client.poll(0)
