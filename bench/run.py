@@ -396,7 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=5000)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--txn-rows", type=int, default=10)
-    parser.add_argument("--live-get-timeout-ms", type=int, default=10)
+    parser.add_argument(
+        "--live-get-timeout-ms",
+        type=int,
+        default=100,
+        help="the bridge's get_timeout_ms in the live run (default: the product's, 100)",
+    )
     parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
     parser.add_argument("--label", default="Run")
     parser.add_argument("--profile", type=Path, help="py-spy the first round into this folder")

@@ -330,6 +330,8 @@ class Instance:
             else:
                 for entry in batch:  # snapshot chunks go in between any two transactions
                     buffer.add(entry)
+            if self.parser.caught_up:
+                self.store.source_caught_up()
 
     def _flush(self, entries: Sequence[Entry]) -> None:
         handoff = self._handoff

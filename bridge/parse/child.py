@@ -5,12 +5,15 @@ worker as threads of one process, the bridge can go no faster than one core allo
 (docs/benchmarks.md). ``ParserProcess`` has ``BinlogParser``'s interface; its ``entries()``
 starts ``python -m bridge.parse.child``, which runs a ``BinlogParser`` and writes its entries
 to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
-is about to read the socket, where it may wait, or holds ``BATCH_ENTRIES`` entries, so an
-entry never waits for others to arrive. Given the destination's ``AheadEncoding``, the child
-also writes rows events in the output format (FlatMessage, compiled path): they cross as a few
-bytes objects, not as row values, which is what makes the second core pay off. The pipe
-(widened to ``childproc.PIPE_BYTES``) carries the backpressure: while the store is full the instance
-stops reading, the child blocks writing and stops reading the binlog.
+is about to read a socket that has nothing to read yet, or holds ``BATCH_ENTRIES`` entries, so
+an entry never waits for others to arrive. The frame's kind says which: after the first, the
+child has read all the source has written so far (``caught_up``), and the store's get hands
+out what it holds rather than wait for a fuller batch (``EventStore.source_caught_up``).
+Given the destination's ``AheadEncoding``, the child also writes rows events in the output
+format (FlatMessage, compiled path): they cross as a few bytes objects, not as row values,
+which is what makes the second core pay off. The pipe (widened to ``childproc.PIPE_BYTES``)
+carries the backpressure: while the store is full the instance stops reading, the child
+blocks writing and stops reading the binlog.
 
 The child runs in a session of its own (signals for the bridge's process group do not reach
 it), is killed by ``stop()`` and dies with the thread that started it (Linux
@@ -44,6 +47,7 @@ from bridge.position import EntryPosition
 
 BATCH_ENTRIES = 1024
 _BATCH = b"b"
+_CAUGHT_UP = b"w"  # a batch, after which the child waits for the source
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,13 @@ class ParserProcess:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
+        self._caught_up = False
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether the batch ``batches()`` yielded last ends at what the source had written:
+        the child waits for the source after it."""
+        return self._caught_up
 
     def preflight(self) -> SourceFacts:
         return preflight(self._source, self._time_zone)  # in this process
@@ -120,6 +131,7 @@ class ParserProcess:
                 kind, payload = frame
                 if kind == childproc.ERROR:
                     raise childproc.error_from(payload, _failed)
+                self._caught_up = kind == _CAUGHT_UP
                 yield decoder.decode(payload)
         finally:
             code = childproc.end(child)
@@ -178,28 +190,33 @@ def main() -> int:
     encoder = EntryEncoder(spec.encode_ahead)
     batch: list[Entry] = []
 
-    def flush() -> None:
+    def flush(source_waits: bool = True) -> None:
         if batch:
+            kind = _CAUGHT_UP if source_waits else _BATCH
             try:
-                childproc.write_frame(frames, _BATCH, encoder.encode(batch))
+                childproc.write_frame(frames, kind, encoder.encode(batch))
             except BrokenPipeError:
                 # The instance is gone. Leave at once: raised inside the parser, this error
                 # would look like a lost source connection and be retried.
                 os._exit(0)
             batch.clear()
 
+    def before_read(source_waits: bool) -> None:
+        if source_waits:  # a read with bytes waiting returns at once: keep on batching
+            flush()
+
     parser = BinlogParser(
         spec.source,
         time_zone=spec.time_zone,
         heartbeat_period_s=spec.heartbeat_period_s,
-        before_read=flush,
+        before_read=before_read,
         values=spec.values,
     )
     try:
         for entry in parser.entries(spec.start):
             batch.append(entry)
             if len(batch) >= BATCH_ENTRIES:
-                flush()
+                flush(source_waits=False)
         flush()
     except BaseException as exc:
         flush()  # what was read before the failure, as the parser yielded it

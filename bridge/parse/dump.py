@@ -71,7 +71,7 @@ class DumpConnection:
         self,
         source: Source,
         request: DumpRequest,
-        before_read: Callable[[], None] | None = None,
+        before_read: Callable[[bool], None] | None = None,
     ) -> None:
         self._conn: Any = pymysql.connect(**connection_settings(source))
         try:

@@ -12,6 +12,8 @@ closed the connection) raises ``ConnectionError``.
 
 from __future__ import annotations
 
+import select
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -67,14 +69,27 @@ class EventReader:
     over. The reader owns the connection's input from then on.
     """
 
-    def __init__(self, connection: Any, before_read: Callable[[], None] | None = None) -> None:
-        """``before_read`` runs before each read of the socket, which may wait for the source:
-        the moment to hand on what was read so far."""
+    def __init__(self, connection: Any, before_read: Callable[[bool], None] | None = None) -> None:
+        """``before_read(waits)`` runs before each read of the socket; ``waits`` says the
+        socket has nothing to read yet, so the read waits for the source: everything the
+        source has written so far has been handed out (the moment to hand it on, and to say
+        so: ``bridge.parse.child``)."""
         self._file = connection._rfile
+        self._socket = connection._sock
         self._encoding = connection.encoding
         self._before_read = before_read
+        self._readable = select.poll()
+        self._readable.register(self._socket, select.POLLIN)
         self._buffer = b""
         self._pos = 0
+
+    def _source_waits(self) -> bool:
+        """Whether a read now would wait for the source: nothing on the socket, nothing
+        decrypted and held by TLS."""
+        sock = self._socket
+        if isinstance(sock, ssl.SSLSocket) and sock.pending():
+            return False
+        return not self._readable.poll(0)
 
     def _fill(self, need: int) -> None:
         """Makes ``need`` bytes available from ``_pos`` (reads in chunks of ``READ_SIZE``)."""
@@ -82,7 +97,7 @@ class EventReader:
         have = len(chunks[0])
         while have < need:
             if self._before_read is not None:
-                self._before_read()
+                self._before_read(self._source_waits())
             chunk = self._file.read1(max(READ_SIZE, need - have))
             if not chunk:
                 raise ConnectionError("the source closed the binlog stream")

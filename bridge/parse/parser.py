@@ -54,6 +54,12 @@ class EntryReader(Protocol):
         """``entries()`` in the groups they arrive in (``TransactionBuffer.add_batch``)."""
         ...
 
+    @property
+    def caught_up(self) -> bool:
+        """Whether the group ``batches()`` yielded last ends at what the source had written
+        (nothing more to read yet); False when the reader cannot tell."""
+        ...
+
     def stop(self) -> None: ...
 
 
@@ -67,7 +73,7 @@ class BinlogParser:
         time_zone: str | None = None,
         heartbeat_period_s: float = 15.0,
         max_backoff_s: float = 30.0,
-        before_read: Callable[[], None] | None = None,
+        before_read: Callable[[bool], None] | None = None,
         values: DecodeOptions | None = None,
     ) -> None:
         """``before_read`` runs before each read of the dump socket (``EventReader``);
@@ -97,6 +103,12 @@ class BinlogParser:
         it is decoded, so there is no group to hand on (``ParserProcess.batches`` has one)."""
         for entry in self.entries(start):
             yield (entry,)
+
+    @property
+    def caught_up(self) -> bool:
+        """Always False: an entry is yielded before the next read, so whether that read will
+        wait is not known yet (the store's get waits for its batch or timeout, as canal's)."""
+        return False
 
     def entries(self, start: EntryPosition) -> Iterator[Entry]:
         """Entries from ``start`` (a transaction start, or a GTID) until ``stop()``."""

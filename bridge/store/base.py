@@ -112,12 +112,18 @@ class EventStore(Protocol):
         self, batch_size: int, timeout: float | None = None, idle_timeout: float | None = None
     ) -> Events:
         """``timeout`` ``None``: what is there now; ``<= 0``: wait for a full batch; ``> 0``:
-        wait so long. ``idle_timeout`` (> 0): when nothing at all is there, first wait up to
+        wait so long, or until ``source_caught_up`` says no more is on its way (then what is
+        there). ``idle_timeout`` (> 0): when nothing at all is there, first wait up to
         that long for an entry (returning empty if none comes), then as ``timeout`` says: an
         idle client sleeps until there is work instead of coming round every ``timeout``."""
 
     def wake(self) -> None:
         """End a get's idle wait (empty), or the next one's if none is under way."""
+
+    def source_caught_up(self) -> None:
+        """The reader has put everything the source has written so far (the next ``put``
+        says otherwise): a get waiting ``timeout`` for a fuller batch returns what is there,
+        as waiting would only add latency."""
 
     def ack(self, target: int | LogPosition) -> None:
         """Free everything up to and including a sequence number or an entry's position."""

@@ -86,6 +86,7 @@ class MemoryEventStore:
         self._last_put: Event | None = None
         self._last_ack: Event | None = None
         self._woken = False  # wake() came: the next idle wait ends at once
+        self._caught_up = False  # source_caught_up() came after the last put
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -173,6 +174,7 @@ class MemoryEventStore:
             self._put_mem += event.entry.mem_size
             self._put_items += batch_items(event.entry)
         self._last_put = events[-1]
+        self._caught_up = False
         self._not_empty.notify_all()
 
     # -- get ---------------------------------------------------------------------------------
@@ -196,6 +198,8 @@ class MemoryEventStore:
             if timeout is not None:
                 deadline = None if timeout <= 0 else time.monotonic() + timeout
                 while not self._has_batch(batch_size):
+                    if deadline is not None and self._caught_up and self._put_seq > self._get_seq:
+                        break  # all the source wrote is here: waiting adds only latency
                     if not self._wait(self._not_empty, deadline):
                         break
                     self._check_running("get")
@@ -206,6 +210,11 @@ class MemoryEventStore:
         client's: set before its get begins, the wake is not lost)."""
         with self._lock:
             self._woken = True
+            self._not_empty.notify_all()
+
+    def source_caught_up(self) -> None:
+        with self._lock:
+            self._caught_up = True
             self._not_empty.notify_all()
 
     def _has_batch(self, batch_size: int) -> bool:

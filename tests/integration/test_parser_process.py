@@ -24,6 +24,7 @@ from tests.integration.binlog_helpers import (
     master_position,
     read_entries,
     source_config,
+    stop_after,
 )
 
 pytestmark = pytest.mark.both_servers
@@ -71,6 +72,32 @@ def test_same_entries_as_the_parser_in_this_process(
     mine = [e for e in there if e.header.schema_name == scratch_schema]
     assert there == here
     assert len([e for e in mine if e.entry_type is EntryType.ROWDATA]) == 6
+
+
+def test_the_batch_that_reaches_what_the_source_wrote_says_it_caught_up(
+    mysql: MysqlEndpoint, admin_connection: Connection, scratch_schema: str
+) -> None:
+    t = f"`{scratch_schema}`.t"
+    execute(admin_connection, f"CREATE TABLE {t} (id INT PRIMARY KEY)")
+    start = master_position(admin_connection)
+    # 1,500 one-row transactions: 4,500 entries, more than a batch holds (BATCH_ENTRIES).
+    with admin_connection.cursor() as cur:
+        for i in range(1500):  # one statement each (executemany would make it one INSERT)
+            cur.execute(f"INSERT INTO {t} VALUES (%s)", (i,))
+    end = master_position(admin_connection)
+    parser = ParserProcess(source_config(mysql), heartbeat_period_s=30)
+    flags: list[bool] = []
+    with stop_after(parser, 60):
+        for batch in parser.batches(start):
+            flags.append(parser.caught_up)
+            last = batch[-1].header
+            if (last.logfile_name, last.logfile_offset + last.event_length) >= (
+                end.journal_name,
+                end.position,
+            ):
+                break
+    assert flags[-1], "the batch ending at the source's last event is caught up"
+    assert not all(flags), "a full batch read from a backlog is not"
 
 
 def test_a_purged_start_raises_binlog_purged_from_the_child(

@@ -67,6 +67,8 @@ def transaction(xid: int, rows: int, offset: int) -> list[Entry]:
 class ScriptedParser:
     """Yields the scripted entries at or after the start position, then waits for stop()."""
 
+    caught_up = True  # after its one batch, the script has nothing more to read
+
     def __init__(self, entries: list[Entry], failure: Exception | None = None) -> None:
         self.entries_script = entries
         self.failure = failure

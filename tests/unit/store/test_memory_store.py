@@ -290,6 +290,48 @@ def test_get_with_positive_timeout_on_empty_store_returns_empty(store: MemoryEve
     assert not store.get(2, timeout=0.05)
 
 
+def test_caught_up_source_ends_the_wait_for_a_fuller_batch(store: MemoryEventStore) -> None:
+    runner = _Runner(lambda: store.get(5, timeout=30))
+    store.put(rows(0, 2))
+    time.sleep(0.05)
+    assert runner.thread.is_alive(), "2 of 5, and more may come: the get waits"
+    store.source_caught_up()
+    runner.join()  # not the 30 s timeout
+    assert _offsets(runner.result.events) == [0, 100]  # type: ignore[attr-defined]
+
+
+def test_caught_up_with_nothing_new_keeps_waiting_for_an_entry(store: MemoryEventStore) -> None:
+    store.put(rows(0, 1))
+    store.source_caught_up()
+    assert len(store.get(5, timeout=30)) == 1  # at once
+    runner = _Runner(lambda: store.get(5, timeout=30))
+    time.sleep(0.05)
+    assert runner.thread.is_alive(), "caught up, but nothing to hand out: wait for the next put"
+    store.put(rows(100, 1))
+    store.source_caught_up()
+    runner.join()
+    assert _offsets(runner.result.events) == [100]  # type: ignore[attr-defined]
+
+
+def test_a_put_after_caught_up_means_more_is_coming(store: MemoryEventStore) -> None:
+    store.source_caught_up()
+    store.put(rows(0, 2))  # a put without the reader saying it caught up again
+    started = time.monotonic()
+    assert len(store.get(5, timeout=0.15)) == 2
+    assert time.monotonic() - started >= 0.14, "the get waited its timeout for a fuller batch"
+
+
+def test_caught_up_does_not_end_a_blocking_get(store: MemoryEventStore) -> None:
+    store.put(rows(0, 2))
+    store.source_caught_up()
+    runner = _Runner(lambda: store.get(3, timeout=0))
+    time.sleep(0.05)
+    assert runner.thread.is_alive(), "timeout <= 0 asks for a full batch, whatever the reader"
+    store.put(rows(200, 1))
+    runner.join()
+    assert len(runner.result) == 3  # type: ignore[arg-type]
+
+
 def test_idle_get_sleeps_until_the_first_entry_then_waits_its_timeout(
     store: MemoryEventStore,
 ) -> None:
