@@ -5,10 +5,11 @@ worker as threads of one process, the bridge can go no faster than one core allo
 (docs/benchmarks.md). ``ParserProcess`` has ``BinlogParser``'s interface; its ``entries()``
 starts ``python -m bridge.parse.child``, which runs a ``BinlogParser`` and writes its entries
 to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
-is about to read a socket that has nothing to read yet, or holds ``BATCH_ENTRIES`` entries, so
-an entry never waits for others to arrive. The frame's kind says which: after the first, the
-child has read all the source has written so far (``caught_up``), and the store's get hands
-out what it holds rather than wait for a fuller batch (``EventStore.source_caught_up``).
+is about to read the socket, or holds ``BATCH_ENTRIES`` entries, so an entry never waits for
+others to arrive and a frame holds at most one read of binlog. The frame's kind says whether
+the socket had nothing to read yet: then the child has read all the source has written so far
+(``caught_up``), and the store's get hands out what it holds rather than wait for a fuller
+batch (``EventStore.source_caught_up``).
 Given the destination's ``AheadEncoding``, the child also writes rows events in the output
 format (FlatMessage, compiled path): they cross as a few bytes objects, not as row values,
 which is what makes the second core pay off. The pipe (widened to ``childproc.PIPE_BYTES``)
@@ -202,8 +203,9 @@ def main() -> int:
             batch.clear()
 
     def before_read(source_waits: bool) -> None:
-        if source_waits:  # a read with bytes waiting returns at once: keep on batching
-            flush()
+        # Also when bytes wait: a frame then holds at most one read (framing.READ_SIZE) of
+        # binlog, which bounds what the instance decodes at once (test_huge_transaction).
+        flush(source_waits)
 
     parser = BinlogParser(
         spec.source,
