@@ -27,6 +27,12 @@ def _packet(event: bytes, sequence: int = 1) -> bytes:
     return len(payload).to_bytes(3, "little") + bytes([sequence]) + payload
 
 
+def _reader_of(ours: socket.socket) -> tuple[EventReader, list[bool]]:
+    """A reader of ``ours``, and the list its ``before_read`` calls fill."""
+    waits: list[bool] = []
+    return EventReader(_Connection(ours, ours.makefile("rb")), waits.append), waits
+
+
 @pytest.fixture
 def ends() -> Iterator[tuple[socket.socket, socket.socket]]:
     ours, source = socket.socketpair()
@@ -39,8 +45,7 @@ def test_before_read_says_whether_the_source_has_more(
     ends: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, source = ends
-    waits: list[bool] = []
-    reader = EventReader(_Connection(ours, ours.makefile("rb")), waits.append)
+    reader, waits = _reader_of(ours)
     source.sendall(_packet(b"first"))
     assert reader.next_event() == b"first"
     assert waits == [False], "bytes were on the socket: the read does not wait"
@@ -56,8 +61,7 @@ def test_an_event_split_across_reads_is_joined(
     ends: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, source = ends
-    waits: list[bool] = []
-    reader = EventReader(_Connection(ours, ours.makefile("rb")), waits.append)
+    reader, waits = _reader_of(ours)
     packet = _packet(b"x" * 1000)
     source.sendall(packet[:10])
     later = threading.Timer(0.05, source.sendall, args=(packet[10:],))
