@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
+from contextlib import closing
 from typing import Literal
 
 from bridge.config import SourceConfig, StartConfig
@@ -144,23 +146,23 @@ class StartPositionFinder:
         with open_connection(self._source) as conn:
             return master_position(conn, self._facts.server)
 
-    def _starts(self, journal_name: str) -> list[TransactionStart]:
-        return list(transaction_starts(self._source, self._facts, journal_name))
+    def _starts(self, journal_name: str) -> closing[Generator[TransactionStart, None, None]]:
+        """The file's transaction starts, read as iterated: a search that stops early closes
+        the scan rather than read the file to its end."""
+        return closing(transaction_starts(self._source, self._facts, journal_name))
 
     def _first_start(self, journal_name: str) -> TransactionStart | None:
-        starts = transaction_starts(self._source, self._facts, journal_name)
-        try:
+        with self._starts(journal_name) as starts:
             return next((s for s in starts if not s.end_of_file), None)
-        finally:
-            starts.close()
 
     def _realign(self, journal_name: str, position: int) -> EntryPosition:
         """``position`` itself if a transaction starts there, else the enclosing one's start."""
         chosen = 4
-        for start in self._starts(journal_name):
-            if start.position > position:
-                break
-            chosen = start.position
+        with self._starts(journal_name) as starts:
+            for start in starts:
+                if start.position > position:
+                    break
+                chosen = start.position
         if chosen != position:
             log.warning(
                 "start position %s:%d is inside a transaction: starting at its beginning %s:%d",
@@ -174,19 +176,21 @@ class StartPositionFinder:
     def _first_start_at_or_after(
         self, journal_name: str, timestamp_ms: int
     ) -> EntryPosition | None:
-        for start in self._starts(journal_name):
-            if start.end_of_file:
-                return None
-            if start.timestamp_s * 1000 >= timestamp_ms:
-                return EntryPosition(
-                    journal_name=journal_name,
-                    position=start.position,
-                    timestamp=start.timestamp_s * 1000,
-                )
+        with self._starts(journal_name) as starts:
+            for start in starts:
+                if start.end_of_file:
+                    return None
+                if start.timestamp_s * 1000 >= timestamp_ms:
+                    return EntryPosition(
+                        journal_name=journal_name,
+                        position=start.position,
+                        timestamp=start.timestamp_s * 1000,
+                    )
         return None
 
     def _end_of(self, journal_name: str) -> EntryPosition:
-        ends = [s for s in self._starts(journal_name) if s.end_of_file]
+        with self._starts(journal_name) as starts:
+            ends = [s for s in starts if s.end_of_file]
         return EntryPosition(journal_name=journal_name, position=ends[-1].position if ends else 4)
 
     def _by_timestamp(self, timestamp_ms: int) -> EntryPosition:
