@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from bridge.position import (
     LogPosition,
@@ -80,6 +81,10 @@ class MemoryEventStore:
 
     def _reset(self) -> None:
         self._slots: list[Event | None] = [None] * self.config.buffer_size
+        # Per slot, the put totals (mem, batch items) once its event was in: a get and an ack
+        # read their totals here instead of adding up their events one by one.
+        self._mem_after = [0] * self.config.buffer_size
+        self._items_after = [0] * self.config.buffer_size
         self._put_seq = self._get_seq = self._ack_seq = _INIT_SEQUENCE
         self._put_mem = self._get_mem = self._ack_mem = 0
         self._put_items = self._get_items = self._ack_items = 0  # batch_items of entries
@@ -168,11 +173,22 @@ class MemoryEventStore:
         return True
 
     def _do_put(self, events: Sequence[Event]) -> None:
+        slots, mem_after, items_after, mask = (
+            self._slots,
+            self._mem_after,
+            self._items_after,
+            self._mask,
+        )
+        sequence, mem, items = self._put_seq, self._put_mem, self._put_items
         for event in events:
-            self._put_seq += 1
-            self._slots[self._put_seq & self._mask] = event
-            self._put_mem += event.entry.mem_size
-            self._put_items += batch_items(event.entry)
+            sequence += 1
+            slot = sequence & mask
+            slots[slot] = event
+            mem += event.entry.mem_size
+            items += batch_items(event.entry)
+            mem_after[slot] = mem
+            items_after[slot] = items
+        self._put_seq, self._put_mem, self._put_items = sequence, mem, items
         self._last_put = events[-1]
         self._caught_up = False
         self._not_empty.notify_all()
@@ -225,31 +241,57 @@ class MemoryEventStore:
 
     def _do_get(self, batch_size: int) -> Events:
         first = self._get_seq + 1
-        taken: list[Event] = []
-        mem = items = 0
-        mem_limit = batch_size * self.config.mem_unit
-        by_items = self.config.batch_mode is BatchMode.ITEMSIZE
-        sequence = first
-        while sequence <= self._put_seq:
-            if by_items and (items >= batch_size or mem >= mem_limit):
-                break
-            if not by_items and mem > mem_limit:
-                break
-            event = self._slot(sequence)
-            if self.config.ddl_isolation and event.entry.is_ddl:
-                if not taken:
-                    taken.append(event)
-                    mem += event.entry.mem_size
-                    items += 1
-                break
-            taken.append(event)
-            mem += event.entry.mem_size
-            items += batch_items(event.entry)
-            sequence += 1
-        self._get_seq = first + len(taken) - 1
-        self._get_mem += mem
-        self._get_items += items
+        last = self._last_of_batch(first, batch_size)
+        taken = self._events(first, last)
+        if self.config.ddl_isolation:
+            ddl = next((i for i, event in enumerate(taken) if event.entry.is_ddl), None)
+            if ddl is not None:
+                taken = taken[: max(ddl, 1)]  # a DDL alone, or what comes before it
+                last = first + len(taken) - 1
+        if taken:
+            self._get_seq = last
+            self._get_mem = self._mem_after[last & self._mask]
+            self._get_items = self._items_after[last & self._mask]
         return Events(tuple(taken), _range_of(taken), first, self._get_seq)
+
+    def _last_of_batch(self, first: int, batch_size: int) -> int:
+        """The last sequence a batch from ``first`` takes: events are taken while the batch
+        is under ``batch_size`` items and ``batch_size * mem_unit`` bytes (ITEMSIZE), or
+        while its bytes are at most that (MEMSIZE); found by bisecting the put totals."""
+        mem_limit = batch_size * self.config.mem_unit
+        base_mem, base_items = self._get_mem, self._get_items
+        mem_after, items_after, mask = self._mem_after, self._items_after, self._mask
+        if self.config.batch_mode is BatchMode.ITEMSIZE:
+
+            def full(sequence: int) -> bool:  # taking up to ``sequence`` ends the batch
+                slot = sequence & mask
+                return (
+                    items_after[slot] - base_items >= batch_size
+                    or mem_after[slot] - base_mem >= mem_limit
+                )
+
+        else:
+
+            def full(sequence: int) -> bool:
+                return mem_after[sequence & mask] - base_mem > mem_limit
+
+        low, high = first, self._put_seq  # the answer: the first full sequence, else high
+        while low < high:
+            middle = (low + high) // 2
+            if full(middle):
+                high = middle
+            else:
+                low = middle + 1
+        return high
+
+    def _events(self, first: int, last: int) -> list[Event]:
+        """The events of sequences ``first..last`` (none when ``last < first``), as slices."""
+        if last < first:
+            return []
+        start, end, slots = first & self._mask, (last & self._mask) + 1, self._slots
+        # Wrapped around the ring when the end comes first (or all of the ring is taken).
+        events = slots[start:end] if start < end else slots[start:] + slots[:end]
+        return cast("list[Event]", events)  # sequences up to put_seq are filled
 
     # -- ack / rollback ----------------------------------------------------------------------
 
@@ -262,17 +304,21 @@ class MemoryEventStore:
                 sequence = target
                 if not self._ack_seq < sequence <= self._get_seq:
                     raise AckOutOfRange(sequence, self._ack_seq, self._get_seq)
-            freed = freed_items = 0
-            for seq in range(self._ack_seq + 1, sequence + 1):
-                event = self._slot(seq)
-                freed += event.entry.mem_size
-                freed_items += batch_items(event.entry)
-                self._slots[seq & self._mask] = None
-                self._last_ack = event
+            self._last_ack = self._slot(sequence)
+            self._clear(self._ack_seq + 1, sequence)
             self._ack_seq = sequence
-            self._ack_mem += freed
-            self._ack_items += freed_items
+            self._ack_mem = self._mem_after[sequence & self._mask]
+            self._ack_items = self._items_after[sequence & self._mask]
             self._not_full.notify_all()
+
+    def _clear(self, first: int, last: int) -> None:
+        """Let go of the events of sequences ``first..last`` (slices, not one by one)."""
+        start, end = first & self._mask, (last & self._mask) + 1
+        if start < end:
+            self._slots[start:end] = [None] * (end - start)
+        else:  # wrapped around the ring
+            self._slots[start:] = [None] * (len(self._slots) - start)
+            self._slots[:end] = [None] * end
 
     def _find_last(self, position: LogPosition) -> int:
         """The last delivered, unacked entry at ``position`` (canal's cleanUntil match)."""
