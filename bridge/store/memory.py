@@ -286,12 +286,19 @@ class MemoryEventStore:
 
     def _events(self, first: int, last: int) -> list[Event]:
         """The events of sequences ``first..last`` (none when ``last < first``), as slices."""
-        if last < first:
-            return []
-        start, end, slots = first & self._mask, (last & self._mask) + 1, self._slots
-        # Wrapped around the ring when the end comes first (or all of the ring is taken).
-        events = slots[start:end] if start < end else slots[start:] + slots[:end]
+        events: list[Event | None] = []
+        if last >= first:
+            for start, end in self._spans(first, last):
+                events += self._slots[start:end]
         return cast("list[Event]", events)  # sequences up to put_seq are filled
+
+    def _spans(self, first: int, last: int) -> tuple[tuple[int, int], ...]:
+        """The slot ranges ``[start, end)`` of sequences ``first..last`` (``first <= last``),
+        in order: one, or two where they wrap around the ring (or take all of it)."""
+        start, end = first & self._mask, (last & self._mask) + 1
+        if start < end:
+            return ((start, end),)
+        return (start, len(self._slots)), (0, end)
 
     # -- ack / rollback ----------------------------------------------------------------------
 
@@ -313,12 +320,8 @@ class MemoryEventStore:
 
     def _clear(self, first: int, last: int) -> None:
         """Let go of the events of sequences ``first..last`` (slices, not one by one)."""
-        start, end = first & self._mask, (last & self._mask) + 1
-        if start < end:
+        for start, end in self._spans(first, last):
             self._slots[start:end] = [None] * (end - start)
-        else:  # wrapped around the ring
-            self._slots[start:] = [None] * (len(self._slots) - start)
-            self._slots[:end] = [None] * end
 
     def _find_last(self, position: LogPosition) -> int:
         """The last delivered, unacked entry at ``position`` (canal's cleanUntil match)."""
