@@ -57,6 +57,25 @@ class Compiled(Protocol):
         insert, 1 update, 2 delete), or None where the pure-Python path must decide."""
         ...
 
+    def rows_event_parts(  # noqa: PLR0917  (one flat call per rows event)
+        self,
+        database: str,
+        table: str,
+        kind: int,
+        event_type: str,
+        es: int,
+        gtid: str,
+        before: object,
+        after: object,
+        body: bytes,
+        pos: int,
+        limit: int,
+    ) -> tuple[int, bytes, bytes, bytes, bytes] | None:
+        """``rows_record_parts`` of a rows event written from its undecoded images (from
+        ``pos`` of ``body``, read with the plans ``before`` / ``after``), or None where the
+        Python path must decide (``bridge.mq.rendering.render_event``)."""
+        ...
+
     def rows_record_parts(  # noqa: PLR0917  (one flat call per rows event)
         self,
         database: str,

@@ -84,15 +84,18 @@ fn strings_of(tuple: &Bound<'_, PyAny>) -> PyResult<Option<Vec<String>>> {
 /// kept on it (its ``flat`` slot), so a message does not read them from Python again.
 #[pyclass(frozen)]
 pub struct PlanInfo {
-    names: Vec<String>,
+    pub(crate) names: Vec<String>,
+    /// Each name as a JSON object key (`"name":`), and the ``mysqlType`` object.
+    keys: Vec<Vec<u8>>,
+    mysql_types_json: Vec<u8>,
     mysql_types: Vec<String>,
-    pk_names: Vec<String>,
-    pk_positions: Vec<Option<usize>>,
+    pub(crate) pk_names: Vec<String>,
+    pub(crate) pk_positions: Vec<Option<usize>>,
 }
 
 /// The ``PlanInfo`` of a plan, made and kept on first use; None when the plan's names,
 /// MySQL types or keys are not what the Python path would accept (it then decides).
-fn plan_info<'py>(plan: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PlanInfo>>> {
+pub(crate) fn plan_info<'py>(plan: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PlanInfo>>> {
     let py = plan.py();
     let kept = plan.getattr(intern!(py, "flat"))?;
     if let Ok(info) = kept.cast_into::<PlanInfo>() {
@@ -121,10 +124,24 @@ fn plan_info<'py>(plan: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PlanIn
         .iter()
         .map(|pk| names.iter().position(|n| n == pk))
         .collect();
+    let json_keys: Vec<Vec<u8>> = names
+        .iter()
+        .map(|name| {
+            let mut key = Vec::with_capacity(name.len() + 3);
+            write_key(&mut key, true, name);
+            key
+        })
+        .collect();
+    let mut mysql_types_json = Vec::new();
+    write_pairs(&mut mysql_types_json, &json_keys, &mysql_types, |out, v| {
+        write_str(out, v);
+    });
     let info = Bound::new(
         py,
         PlanInfo {
             names,
+            keys: json_keys,
+            mysql_types_json,
             mysql_types,
             pk_names,
             pk_positions,
@@ -134,12 +151,12 @@ fn plan_info<'py>(plan: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PlanIn
     Ok(Some(info))
 }
 
-fn same_text(a: &Text<'_>, b: &Text<'_>) -> PyResult<bool> {
-    Ok(match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => a.is(b) || a.to_str()? == b.to_str()?,
-        _ => false,
-    })
+/// The texts of an image as `&str`s (None for NULL), as the writers below take them.
+fn strs<'a>(texts: &'a [Text<'_>]) -> PyResult<Vec<Option<&'a str>>> {
+    texts
+        .iter()
+        .map(|t| t.as_ref().map(|v| v.to_str()).transpose())
+        .collect()
 }
 
 /// Python's ``dict.update``: a name keeps its first position, its value is the latest.
@@ -150,23 +167,75 @@ fn upsert<V>(map: &mut Vec<(String, V)>, name: &str, value: V) {
     }
 }
 
-fn write_object(out: &mut Vec<u8>, names: &[String], values: &[Text<'_>]) -> PyResult<()> {
+/// A JSON object of ``keys`` (``PlanInfo::keys``) and values, in order.
+fn write_pairs<V>(
+    out: &mut Vec<u8>,
+    keys: &[Vec<u8>],
+    values: impl IntoIterator<Item = V>,
+    write_value: impl Fn(&mut Vec<u8>, V),
+) {
     out.push(b'{');
-    for (i, (name, value)) in names.iter().zip(values).enumerate() {
-        write_key(out, i == 0, name);
-        write_opt_str(out, value.as_ref().map(|v| v.to_str()).transpose()?);
+    for (i, (key, value)) in keys.iter().zip(values).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(key);
+        write_value(out, value);
     }
     out.push(b'}');
-    Ok(())
+}
+
+fn write_object(out: &mut Vec<u8>, keys: &[Vec<u8>], values: &[Option<&str>]) {
+    write_pairs(out, keys, values, |out, v| write_opt_str(out, *v));
 }
 
 /// An UPDATE row's ``old``: the before-image texts of the columns whose value changed.
+/// ``same_plan``: both images have the same present columns (then they line up one to one);
+/// None where the images do not line up as their plans say.
+pub(crate) fn write_changed(
+    out: &mut Vec<u8>,
+    before: &PlanInfo,
+    olds: &[Option<&str>],
+    same_plan: bool,
+    names: &[String],
+    values: &[Option<&str>],
+) -> Option<()> {
+    if before.names.len() != olds.len() || (same_plan && values.len() != olds.len()) {
+        return None;
+    }
+    out.push(b'{');
+    let mut first = true;
+    for (i, old) in olds.iter().enumerate() {
+        let updated = if same_plan {
+            *old != values[i]
+        } else {
+            // Different present columns (MINIMAL/NOBLOB images): only columns of both count.
+            let name = &before.names[i];
+            names
+                .iter()
+                .position(|n| n == name)
+                .is_some_and(|j| *old != values[j])
+        };
+        if updated {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.extend_from_slice(&before.keys[i]);
+            write_opt_str(out, *old);
+        }
+    }
+    out.push(b'}');
+    Some(())
+}
+
+/// ``write_changed`` for a row of Python images.
 fn write_old(
     out: &mut Vec<u8>,
     before: Option<&Image<'_>>,
     after: Option<&Bound<'_, PlanInfo>>,
     names: &[String],
-    values: &[Text<'_>],
+    values: &[Option<&str>],
 ) -> PyResult<Option<()>> {
     let Some((before, plan)) = before.and_then(|b| b.plan.as_ref().map(|plan| (b, plan))) else {
         out.extend_from_slice(b"{}");
@@ -175,39 +244,15 @@ fn write_old(
     let (Some(info), Some(olds)) = (plan_info(plan)?, texts(&before.values)) else {
         return Ok(None);
     };
-    let before_names = &info.get().names;
-    if before_names.len() != olds.len() {
-        return Ok(None);
-    }
-    let mut changed: Vec<(&String, &Text<'_>)> = Vec::new();
-    if after.is_some_and(|a| a.is(&info)) || before_names.as_slice() == names {
-        if values.len() != olds.len() {
-            return Ok(None);
-        }
-        for ((name, old), new) in before_names.iter().zip(&olds).zip(values) {
-            if !same_text(old, new)? {
-                changed.push((name, old));
-            }
-        }
-    } else {
-        // Different present columns (MINIMAL/NOBLOB images): a column absent before is updated.
-        for (name, old) in before_names.iter().zip(&olds) {
-            let updated = match names.iter().position(|n| n == name) {
-                Some(i) => !same_text(old, &values[i])?,
-                None => false,
-            };
-            if updated {
-                changed.push((name, old));
-            }
-        }
-    }
-    out.push(b'{');
-    for (i, (name, old)) in changed.into_iter().enumerate() {
-        write_key(out, i == 0, name);
-        write_opt_str(out, old.as_ref().map(|v| v.to_str()).transpose()?);
-    }
-    out.push(b'}');
-    Ok(Some(()))
+    let same_plan = after.is_some_and(|a| a.is(&info)) || info.get().names.as_slice() == names;
+    Ok(write_changed(
+        out,
+        info.get(),
+        &strs(&olds)?,
+        same_plan,
+        names,
+        values,
+    ))
 }
 
 /// The plan the message's current rows use, and where its key columns sit in it.
@@ -220,7 +265,7 @@ struct PlanView<'py> {
 /// ``mysqlType`` and ``sqlType`` of a message. Nearly every message has rows of one plan:
 /// both maps are then that plan's names with its MySQL types and the last row's sql types,
 /// written straight from it. Rows of several plans build the maps as the Python path does.
-enum TypeMaps<'py> {
+pub(crate) enum TypeMaps<'py> {
     Empty,
     One {
         info: Bound<'py, PlanInfo>,
@@ -233,12 +278,12 @@ enum TypeMaps<'py> {
     },
 }
 
-struct Message<'py> {
+pub(crate) struct Message<'py> {
     data: Vec<u8>,
     data_rows: usize,
     old: Vec<u8>,
     old_rows: usize,
-    types: TypeMaps<'py>,
+    pub(crate) types: TypeMaps<'py>,
     pk_names: Vec<String>,
     first_key: Option<Vec<Option<String>>>,
     mixed_keys: bool,
@@ -347,14 +392,7 @@ impl<'py> TypeMaps<'py> {
     fn write_mysql_types(&self, out: &mut Vec<u8>) {
         match self {
             TypeMaps::One { info, .. } if !info.get().names.is_empty() => {
-                let info = info.get();
-                out.push(b'{');
-                for (i, (name, mysql_type)) in info.names.iter().zip(&info.mysql_types).enumerate()
-                {
-                    write_key(out, i == 0, name);
-                    write_str(out, mysql_type);
-                }
-                out.push(b'}');
+                out.extend_from_slice(&info.get().mysql_types_json);
             }
             TypeMaps::Mixed { mysql_types, .. } => {
                 write_map(out, mysql_types, |out, v| write_str(out, v));
@@ -369,12 +407,8 @@ impl<'py> TypeMaps<'py> {
                 info,
                 sql_types: Some(types),
             } if !types.is_empty() => {
-                out.push(b'{');
-                for (i, (name, sql_type)) in info.get().names.iter().zip(types.iter()).enumerate() {
-                    write_key(out, i == 0, name);
-                    write_int(out, sql_type.extract::<i64>()?);
-                }
-                out.push(b'}');
+                let types: Vec<i64> = types.extract()?;
+                write_pairs(out, &info.get().keys, types, write_int);
             }
             TypeMaps::Mixed { sql_types, .. } => {
                 write_map(out, sql_types, |out, v| write_int(out, *v));
@@ -385,26 +419,74 @@ impl<'py> TypeMaps<'py> {
     }
 }
 
+impl<'py> Message<'py> {
+    /// An empty message whose key columns are ``pk_names`` (its first row's plan's).
+    pub(crate) fn new(pk_names: Vec<String>) -> Self {
+        Message {
+            data: Vec::with_capacity(256),
+            data_rows: 0,
+            old: Vec::new(),
+            old_rows: 0,
+            types: TypeMaps::Empty,
+            pk_names,
+            first_key: None,
+            mixed_keys: false,
+        }
+    }
+
+    /// One row of ``data``; ``key_positions``: where the key columns are among ``values``.
+    pub(crate) fn add_data_row(
+        &mut self,
+        plan: &PlanInfo,
+        values: &[Option<&str>],
+        key_positions: &[Option<usize>],
+    ) {
+        if self.data_rows > 0 {
+            self.data.push(b',');
+        }
+        write_object(&mut self.data, &plan.keys, values);
+        self.data_rows += 1;
+        self.note_key(key_positions, values);
+    }
+
+    /// Where the next row of ``old`` is written.
+    pub(crate) fn next_old(&mut self) -> &mut Vec<u8> {
+        if self.old_rows > 0 {
+            self.old.push(b',');
+        }
+        self.old_rows += 1;
+        &mut self.old
+    }
+
+    /// Tracks whether all data rows share one primary-key value (``message_key``).
+    fn note_key(&mut self, positions: &[Option<usize>], values: &[Option<&str>]) {
+        if self.pk_names.is_empty() || self.mixed_keys {
+            return;
+        }
+        let key = positions.iter().map(|p| p.and_then(|i| values[i]));
+        match &self.first_key {
+            None => self.first_key = Some(key.map(|v| v.map(str::to_owned)).collect()),
+            Some(first) => {
+                if first.iter().map(Option::as_deref).ne(key) {
+                    self.mixed_keys = true;
+                }
+            }
+        }
+    }
+}
+
 fn collect<'py>(rows: &Bound<'py, PyAny>, kind: u8) -> PyResult<Option<Message<'py>>> {
-    let mut message = Message {
-        data: Vec::with_capacity(256),
-        data_rows: 0,
-        old: Vec::new(),
-        old_rows: 0,
-        types: TypeMaps::Empty,
-        pk_names: Vec::new(),
-        first_key: None,
-        mixed_keys: false,
-    };
+    let mut message = Message::new(Vec::new());
     let mut view: Option<PlanView<'py>> = None;
     for (index, row) in rows.try_iter()?.enumerate() {
         let row = row?;
         let Some(current) = image(&row, kind == DELETE)? else {
             return Ok(None);
         };
-        let Some(values) = texts(&current.values) else {
+        let Some(texts) = texts(&current.values) else {
             return Ok(None);
         };
+        let values = strs(&texts)?;
         let mut names: &[String] = &[];
         let mut current_info: Option<Bound<'py, PlanInfo>> = None;
         if let Some(plan) = &current.plan {
@@ -441,63 +523,20 @@ fn collect<'py>(rows: &Bound<'py, PyAny>, kind: u8) -> PyResult<Option<Message<'
                 .types
                 .note(&current_view.info, &current.types, switched)?;
             if !values.is_empty() {
-                if message.data_rows > 0 {
-                    message.data.push(b',');
-                }
-                write_object(&mut message.data, names, &values)?;
-                message.data_rows += 1;
-                note_key(&mut message, &current_view.key_positions, &values)?;
+                let info = current_view.info.get();
+                message.add_data_row(info, &values, &current_view.key_positions);
             }
             current_info = Some(current_view.info.clone());
         }
         if kind == UPDATE {
             let before = image(&row, true)?;
-            if message.old_rows > 0 {
-                message.old.push(b',');
-            }
-            if write_old(
-                &mut message.old,
-                before.as_ref(),
-                current_info.as_ref(),
-                names,
-                &values,
-            )?
-            .is_none()
-            {
+            let out = message.next_old();
+            if write_old(out, before.as_ref(), current_info.as_ref(), names, &values)?.is_none() {
                 return Ok(None);
             }
-            message.old_rows += 1;
         }
     }
     Ok(Some(message))
-}
-
-/// Tracks whether all data rows share one primary-key value (``message_key``).
-fn note_key(
-    message: &mut Message<'_>,
-    positions: &[Option<usize>],
-    values: &[Text<'_>],
-) -> PyResult<()> {
-    if message.pk_names.is_empty() || message.mixed_keys {
-        return Ok(());
-    }
-    let mut key = Vec::with_capacity(positions.len());
-    for position in positions {
-        let value = match position {
-            Some(i) => values[*i].as_ref().map(|v| v.to_str()).transpose()?,
-            None => None,
-        };
-        key.push(value);
-    }
-    match &message.first_key {
-        None => message.first_key = Some(key.iter().map(|v| v.map(str::to_owned)).collect()),
-        Some(first) => {
-            if first.iter().map(Option::as_deref).ne(key.iter().copied()) {
-                message.mixed_keys = true;
-            }
-        }
-    }
-    Ok(())
 }
 
 fn record_key(database: &str, table: &str, message: &Message<'_>) -> Vec<u8> {
@@ -643,19 +682,19 @@ pub fn rows_record<'py>(
 }
 
 /// What a rows event's message says besides its rows.
-struct What<'a> {
-    database: &'a str,
-    table: &'a str,
-    kind: u8,
-    event_type: &'a str,
-    es: i64,
-    sql: &'a str,
-    gtid: &'a str,
+pub(crate) struct What<'a> {
+    pub(crate) database: &'a str,
+    pub(crate) table: &'a str,
+    pub(crate) kind: u8,
+    pub(crate) event_type: &'a str,
+    pub(crate) es: i64,
+    pub(crate) sql: &'a str,
+    pub(crate) gtid: &'a str,
 }
 
 /// A message without its id and ts values (``write_message``: ``id_at``, ``ts_at`` are where
 /// they go) and its record key.
-struct Template {
+pub(crate) struct Template {
     message: Vec<u8>,
     id_at: usize,
     ts_at: usize,
@@ -676,7 +715,11 @@ fn limited_record(
 }
 
 /// The ``Template`` of a collected message (``limited_record``).
-fn template(message: &Message<'_>, what: &What<'_>, limit: usize) -> PyResult<Option<Template>> {
+pub(crate) fn template(
+    message: &Message<'_>,
+    what: &What<'_>,
+    limit: usize,
+) -> PyResult<Option<Template>> {
     let (written, id_at, ts_at) = write_message(
         message,
         what.database,
@@ -729,13 +772,18 @@ pub fn rows_record_parts<'py>(
     let Some(t) = limited_record(rows.as_any(), &what, limit)? else {
         return Ok(None);
     };
-    Ok(Some((
-        rows.len(),
+    Ok(Some(record_parts(py, rows.len(), &t)))
+}
+
+/// ``rows_record_parts``' answer for the ``Template`` of ``count`` rows.
+pub(crate) fn record_parts<'py>(py: Python<'py>, count: usize, t: &Template) -> RecordParts<'py> {
+    (
+        count,
         PyBytes::new(py, &t.message[..t.id_at]),
         PyBytes::new(py, &t.message[t.id_at..t.ts_at]),
         PyBytes::new(py, &t.message[t.ts_at..]),
         PyBytes::new(py, &t.key),
-    )))
+    )
 }
 
 /// Each row of a rows event as a record of its own (a snapshot chunk's rows: one message
@@ -821,7 +869,7 @@ type ApartParts<'py> = (
     Bound<'py, PyList>,
 );
 
-type RecordParts<'py> = (
+pub(crate) type RecordParts<'py> = (
     usize,
     Bound<'py, PyBytes>,
     Bound<'py, PyBytes>,

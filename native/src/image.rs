@@ -8,7 +8,7 @@
 //! negative DATETIME2) makes it call the Python reader for that image instead, which gives
 //! the same result or raises the same error.
 
-use std::fmt::Write as _;
+use crate::digits::{push_int, push_padded, Digits};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::exceptions::PyValueError;
@@ -42,9 +42,9 @@ struct Spec {
 }
 
 /// Why an image goes back to Python: it decides what the value is, or which error it is.
-struct Decline;
+pub(crate) struct Decline;
 
-type Step<T> = Result<T, Decline>;
+pub(crate) type Step<T> = Result<T, Decline>;
 
 fn take(data: &[u8], pos: usize, size: usize) -> Step<&[u8]> {
     data.get(pos..pos + size).ok_or(Decline)
@@ -61,8 +61,9 @@ fn le_uint(bytes: &[u8]) -> u64 {
         .fold(0, |acc, &b| acc << 8 | u64::from(b))
 }
 
+/// At least two digits; every caller's value is non-negative.
 fn two(out: &mut String, value: i64) {
-    let _ = write!(out, "{value:02}");
+    push_padded(out, value.unsigned_abs(), 2);
 }
 
 /// A signed little-endian integer of `size` bytes; UNSIGNED values read negative get 2**bits
@@ -78,10 +79,10 @@ fn integer(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<(usiz
     };
     let mut sql_type = spec.sql_type;
     if spec.b != 0 && signed < 0 {
-        let _ = write!(out, "{raw}");
+        push_padded(out, raw, 0);
         sql_type = spec.d;
     } else {
-        let _ = write!(out, "{signed}");
+        push_int(out, signed);
     }
     Ok((pos + size, sql_type))
 }
@@ -93,58 +94,69 @@ const DIG2BYTES: [usize; 10] = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4];
 fn decimal(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usize> {
     let (precision, scale) = (spec.a as usize, spec.b as usize);
     let intg = precision - scale;
-    let mut groups: Vec<(usize, usize)> = Vec::with_capacity(precision / 9 + 2);
-    if intg % 9 != 0 {
-        groups.push((DIG2BYTES[intg % 9], intg % 9));
-    }
-    groups.extend(std::iter::repeat_n((4, 9), intg / 9 + scale / 9));
-    if scale % 9 != 0 {
-        groups.push((DIG2BYTES[scale % 9], scale % 9));
-    }
-    let size: usize = groups.iter().map(|g| g.0).sum();
-    let mut raw = take(data, pos, size)?.to_vec();
+    // (bytes, digits) of each group: a partial one, whole ones of nine digits, a partial one.
+    let lead = (intg % 9 != 0).then(|| (DIG2BYTES[intg % 9], intg % 9));
+    let trail = (scale % 9 != 0).then(|| (DIG2BYTES[scale % 9], scale % 9));
+    let groups = lead
+        .into_iter()
+        .chain(std::iter::repeat_n((4, 9), intg / 9 + scale / 9))
+        .chain(trail);
+    let size = lead.map_or(0, |g| g.0) + 4 * (intg / 9 + scale / 9) + trail.map_or(0, |g| g.0);
+    // At most 65 digits: 30 bytes, 65 digit characters.
+    let mut raw = [0u8; 32];
+    raw[..size].copy_from_slice(take(data, pos, size)?);
     let negative = raw[0] & 0x80 == 0;
     if negative {
-        raw.iter_mut().for_each(|b| *b = !*b);
+        raw[..size].iter_mut().for_each(|b| *b = !*b);
     }
     raw[0] &= 0x7f;
-    let mut digits = String::with_capacity(precision + 1);
+    let mut digits = [b'0'; 72];
+    let mut len = 0;
     let mut at = 0;
     let mut last_group = 0;
-    for &(nbytes, ndigits) in &groups {
+    for (nbytes, ndigits) in groups {
         let value = be_uint(&raw[at..at + nbytes]);
         if value >= 10u64.pow(ndigits as u32) {
             return Err(Decline);
         }
-        let _ = write!(digits, "{value:0ndigits$}");
+        let text = Digits::new(value, ndigits);
+        digits[len..len + ndigits].copy_from_slice(text.as_str().as_bytes());
+        len += ndigits;
         at += nbytes;
         last_group = value;
     }
     let tail = scale % 9;
     let mut kept = scale;
     if spec.d != 0 && tail > 0 && last_group == 0 {
-        digits.truncate(digits.len() - tail);
+        len -= tail;
         kept = scale - tail;
         if kept == 0 {
-            digits.push('0');
+            digits[len] = b'0';
+            len += 1;
             kept = 1;
         }
     }
-    let (whole, fraction) = digits.split_at(digits.len() - kept);
-    let whole = whole.trim_start_matches('0');
-    if negative && digits.bytes().any(|b| b != b'0') {
+    let digits = &digits[..len];
+    let (whole, fraction) = digits.split_at(len - kept);
+    let first = whole.iter().position(|&b| b != b'0').unwrap_or(whole.len());
+    if negative && digits.iter().any(|&b| b != b'0') {
         out.push('-');
     }
-    out.push_str(if whole.is_empty() { "0" } else { whole });
+    if first == whole.len() {
+        out.push('0');
+    } else {
+        out.extend(whole[first..].iter().map(|&b| char::from(b)));
+    }
     if kept > 0 {
         out.push('.');
-        out.push_str(fraction);
+        out.extend(fraction.iter().map(|&b| char::from(b)));
     }
     Ok(pos + size)
 }
 
 fn fraction_digits(out: &mut String, text_len: usize, micros: i64, fsp: usize) {
-    let _ = write!(out, ".{micros:06}");
+    out.push('.');
+    push_padded(out, micros.unsigned_abs(), 6);
     out.truncate(text_len + 1 + fsp);
 }
 
@@ -163,7 +175,8 @@ fn datetime2(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usi
         let ymd = intpart >> 17;
         let ym = ymd >> 5;
         let hms = intpart & 0x1ffff;
-        let _ = write!(out, "{:04}-", ym / 13);
+        push_padded(out, ym.unsigned_abs() / 13, 4);
+        out.push('-');
         two(out, ym % 13);
         out.push('-');
         two(out, ymd & 31);
@@ -193,7 +206,8 @@ fn date(data: &[u8], pos: usize, out: &mut String) -> Step<usize> {
     if value == 0 {
         out.push_str("0000-00-00");
     } else {
-        let _ = write!(out, "{:04}-", value >> 9);
+        push_padded(out, value.unsigned_abs() >> 9, 4);
+        out.push('-');
         two(out, value >> 5 & 15);
         out.push('-');
         two(out, value & 31);
@@ -248,7 +262,7 @@ fn year(data: &[u8], pos: usize, out: &mut String) -> Step<usize> {
     if value == 0 {
         out.push_str("0000");
     } else {
-        let _ = write!(out, "{}", u32::from(value) + 1900);
+        push_padded(out, u64::from(value) + 1900, 0);
     }
     Ok(pos + 1)
 }
@@ -273,10 +287,58 @@ fn text<'py>(
     Ok((value, start + len))
 }
 
+/// ``text`` appended to ``out``.
+fn text_into(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usize> {
+    let prefix = spec.a as usize;
+    let len = le_uint(take(data, pos, prefix)?) as usize;
+    let start = pos + prefix;
+    let raw = take(data, start, len)?;
+    if spec.b == UTF8 {
+        out.push_str(std::str::from_utf8(raw).map_err(|_| Decline)?);
+    } else {
+        out.extend(raw.iter().map(|&b| char::from(b)));
+    }
+    Ok(start + len)
+}
+
+/// A value of any compiled kind but text, appended to ``out``: (position after it, sql type).
+fn scalar(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<(usize, i64)> {
+    let sql_type = spec.sql_type;
+    match spec.kind {
+        INT => integer(data, pos, spec, out),
+        DECIMAL => decimal(data, pos, spec, out).map(|end| (end, sql_type)),
+        DATETIME2 => datetime2(data, pos, spec, out).map(|end| (end, sql_type)),
+        DATE => date(data, pos, out).map(|end| (end, sql_type)),
+        TIME2 => time2(data, pos, spec, out).map(|end| (end, sql_type)),
+        YEAR => year(data, pos, out).map(|end| (end, sql_type)),
+        _ => Err(Decline),
+    }
+}
+
+/// One image decoded into Rust text: the values side by side in ``texts``, each column's
+/// span of it (None: NULL) and sql type. Reused from image to image (``decode_into``).
+#[derive(Default)]
+pub(crate) struct NativeImage {
+    texts: String,
+    spans: Vec<Option<(usize, usize)>>,
+    pub(crate) types: Vec<i64>,
+}
+
+impl NativeImage {
+    /// The values, column by column (None for NULL).
+    pub(crate) fn values(&self) -> Vec<Option<&str>> {
+        self.spans
+            .iter()
+            .map(|span| span.map(|(start, end)| &self.texts[start..end]))
+            .collect()
+    }
+}
+
 #[pyclass(frozen, module = "canal_bridge_native")]
 pub struct ImageReader {
     specs: Vec<Spec>,
     null_types: Vec<Py<PyAny>>,
+    null_type_values: Vec<i64>,
     /// Per column, its Python decoder `(data, pos) -> (text, sql_type, pos)`.
     decoders: Vec<Py<PyAny>>,
     /// The Python reader of the same plan: used whenever this one declines an image.
@@ -334,13 +396,15 @@ impl ImageReader {
                 d,
             });
         }
-        let null_types = null_types
-            .into_iter()
-            .map(|t| PyInt::new(py, t).into_any().unbind())
+        let null_type_values = null_types;
+        let null_types = null_type_values
+            .iter()
+            .map(|&t| PyInt::new(py, t).into_any().unbind())
             .collect();
         Ok(Self {
             specs: checked,
             null_types,
+            null_type_values,
             decoders,
             fallback,
             declined: AtomicU64::new(0),
@@ -371,6 +435,45 @@ impl ImageReader {
 }
 
 impl ImageReader {
+    /// Whether every column has a compiled decoder (``decode_into`` needs no Python).
+    pub(crate) fn compiled_only(&self) -> bool {
+        self.specs.iter().all(|spec| spec.kind != PYTHON)
+    }
+
+    /// The image at ``pos`` decoded into ``image`` (what ``read`` returns, as Rust text);
+    /// the position after it, or ``Decline`` where ``read`` would hand it to Python. Call
+    /// only where ``compiled_only``.
+    pub(crate) fn decode_into(
+        &self,
+        data: &[u8],
+        pos: usize,
+        image: &mut NativeImage,
+    ) -> Step<usize> {
+        image.texts.clear();
+        image.spans.clear();
+        image.types.clear();
+        let null_bytes = self.specs.len().div_ceil(8);
+        let bitmap = take(data, pos, null_bytes)?;
+        let mut pos = pos + null_bytes;
+        for (i, spec) in self.specs.iter().enumerate() {
+            if bitmap[i / 8] >> (i % 8) & 1 == 1 {
+                image.spans.push(None);
+                image.types.push(self.null_type_values[i]);
+                continue;
+            }
+            let start = image.texts.len();
+            let (end, sql_type) = if spec.kind == TEXT {
+                (text_into(data, pos, spec, &mut image.texts)?, spec.sql_type)
+            } else {
+                scalar(data, pos, spec, &mut image.texts)?
+            };
+            image.spans.push(Some((start, image.texts.len())));
+            image.types.push(sql_type);
+            pos = end;
+        }
+        Ok(pos)
+    }
+
     fn read<'py>(
         &self,
         py: Python<'py>,
@@ -402,29 +505,19 @@ impl ImageReader {
                 pos = end;
                 continue;
             }
+            if spec.kind == TEXT {
+                let Ok((value, end)) = text(py, data, pos, spec) else {
+                    return Ok(None);
+                };
+                values.push(value.into_any());
+                types.push(spec.sql_type.into_pyobject(py)?.into_any());
+                pos = end;
+                continue;
+            }
             out.clear();
-            let mut sql_type = spec.sql_type;
-            let step = match spec.kind {
-                INT => integer(data, pos, spec, &mut out).map(|(end, t)| {
-                    sql_type = t;
-                    end
-                }),
-                DECIMAL => decimal(data, pos, spec, &mut out),
-                DATETIME2 => datetime2(data, pos, spec, &mut out),
-                DATE => date(data, pos, &mut out),
-                TIME2 => time2(data, pos, spec, &mut out),
-                YEAR => year(data, pos, &mut out),
-                _ => match text(py, data, pos, spec) {
-                    Ok((value, end)) => {
-                        values.push(value.into_any());
-                        types.push(sql_type.into_pyobject(py)?.into_any());
-                        pos = end;
-                        continue;
-                    }
-                    Err(decline) => Err(decline),
-                },
+            let Ok((end, sql_type)) = scalar(data, pos, spec, &mut out) else {
+                return Ok(None);
             };
-            let Ok(end) = step else { return Ok(None) };
             values.push(PyString::new(py, &out).into_any());
             types.push(sql_type.into_pyobject(py)?.into_any());
             pos = end;

@@ -2,6 +2,8 @@
 //! give the same bytes: only `"`, `\` and control characters are escaped, the five usual ones
 //! by their short form and the rest as lowercase `\u00xx`; everything else is copied as UTF-8.
 
+use crate::digits::Digits;
+
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 pub fn write_str(out: &mut Vec<u8>, text: &str) {
@@ -49,7 +51,10 @@ pub fn write_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
 }
 
 pub fn write_int(out: &mut Vec<u8>, value: i64) {
-    out.extend_from_slice(value.to_string().as_bytes());
+    if value < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(Digits::new(value.unsigned_abs(), 0).as_str().as_bytes());
 }
 
 /// `"name":` with the separating comma unless it is the first member.

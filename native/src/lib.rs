@@ -1,6 +1,8 @@
 //! canal-bridge's compiled hot path. Every function here has a pure-Python twin in `bridge/`
 //! with the same output; `bridge.native` picks this module when it is installed.
 
+mod digits;
+mod event;
 mod flat;
 mod image;
 mod json;
@@ -11,6 +13,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(event::rows_event_parts, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record_parts, module)?)?;
     module.add_function(wrap_pyfunction!(flat::row_records_parts, module)?)?;
