@@ -140,6 +140,42 @@ AheadEncode = Callable[[Header, RowChange], tuple[Any, ...] | None]
 
 
 @dataclass(frozen=True, slots=True)
+class EncodedAhead:
+    """The rows of a rows event its encoder wrote from the event's bytes, without decoding
+    them (``AheadEncoding.encode_event``): ``parts`` as ``revive`` takes them. Only in the
+    binlog reader's process, where ``bridge.parse.wire`` sends the parts."""
+
+    rows: int
+    parts: tuple[Any, ...]
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+class UndecodedRows(Protocol):
+    """A rows event's images before decoding (the parser's ``bridge.parse.rows.RowsEvent``):
+    the plans of its before and after images (the same one but for an UPDATE; opaque here,
+    read by the compiled path), the event body and where the images start in it."""
+
+    @property
+    def before(self) -> object: ...
+
+    @property
+    def after(self) -> object: ...
+
+    @property
+    def body(self) -> bytes: ...
+
+    @property
+    def pos(self) -> int: ...
+
+
+# The rows of a rows event written in the output format from its undecoded images, or None
+# to decode them.
+EventEncode = Callable[[Header, UndecodedRows], EncodedAhead | None]
+
+
+@dataclass(frozen=True, slots=True)
 class AheadEncoding:
     """How the binlog reader's process writes rows events in the destination's output format,
     ahead of their batch (the format is the destination's business, not the reader's).
@@ -151,9 +187,14 @@ class AheadEncoding:
 
     ``encode_apart`` / ``revive_apart`` do the same for rows that become a record each (a
     snapshot chunk's rows, ``EncodedRowsApart``), where the encoder can write them so.
+
+    ``encode_event(header, event)``, where given, is tried first for a binlog rows event: it
+    writes the rows straight from the event's undecoded images (``RowsEvent``), so the
+    reader never makes their values; None to have them decoded and ``encode`` tried.
     """
 
     encode: AheadEncode
     revive: Callable[..., EncodedRows]
     encode_apart: AheadEncode | None = None
     revive_apart: Callable[..., EncodedRowsApart] | None = None
+    encode_event: EventEncode | None = None

@@ -12,7 +12,7 @@ import pytest
 
 from bridge import native
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
-from bridge.entry import Entry
+from bridge.entry import EncodedAhead, Entry
 from bridge.mq.flat_encoder import RenderedRows
 from bridge.mq.formats import record_builder
 from bridge.mq.records import OutgoingRecord
@@ -107,6 +107,18 @@ def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
     assert counting.written == len(entries) and counting.declined == 0
     rendered, count = records_rendered(entries, max_record_bytes=roomy)
     assert rendered == python and count == len(entries)
+
+
+def assert_event_records_match(decoded: Sequence[Entry], ahead: Sequence[Entry]) -> int:
+    """The records of rows events the parser wrote from their bytes (``ahead``: read with
+    ``render_event`` as its ``encode_event``; those it declined carry their rows) equal the
+    pure-Python records of the same events decoded (``decoded``); how many were written."""
+    roomy = 1 << 30
+    python, _, _ = records_both_ways(decoded, max_record_bytes=roomy)
+    arrived = EntryDecoder(RenderedRows).decode(EntryEncoder().encode(ahead))
+    builder = record_builder(DEFAULT_MQ, roomy, compiled=compiled_module())
+    assert builder.build(arrived, BATCH_ID, BUILD_TS) == python
+    return sum(1 for e in ahead if e.row_change and type(e.row_change.row_datas) is EncodedAhead)
 
 
 def read_by_compiled_reader(entries: Sequence[Entry]) -> bool:

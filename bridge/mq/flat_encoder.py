@@ -37,7 +37,13 @@ from bridge.mq.records import (
     binlog_headers,
     new_record,
 )
-from bridge.mq.rendering import message_gtid, native_rows, render_rows, render_rows_apart
+from bridge.mq.rendering import (
+    message_gtid,
+    native_rows,
+    render_event,
+    render_rows,
+    render_rows_apart,
+)
 
 # Bytes of a record kept free of rendered rows: headers (file name, GTID), batch id, build time.
 RENDER_HEADROOM = 16 * 1024
@@ -219,6 +225,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
             RenderedRows,
             functools.partial(render_rows_apart, limit=limit),
             RenderedRecords,
+            functools.partial(render_event, limit=limit),
         )
 
     def _compiled_record(

@@ -1,5 +1,6 @@
 """Rows written as FlatMessage records by compiled code where they are read: in the binlog
-reader's process (``render_rows``, a rows event's record) and in a snapshot reader's process
+reader's process (``render_event`` from a rows event's bytes, else ``render_rows`` from its
+decoded rows: the event's record) and in a snapshot reader's process
 (``render_rows_apart``, a record per row). Those processes import this module, through the
 pickled ``AheadEncoding`` of their spec, and nothing of the MQ side: no Kafka client, no
 configuration models (a process's 20 MB). ``bridge.mq.flat_encoder`` revives what they wrote.
@@ -10,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from bridge import native
-from bridge.entry import EventType, Header, RowChange, RowData
+from bridge.construct import slotted_constructor
+from bridge.entry import EncodedAhead, EventType, Header, RowChange, RowData, UndecodedRows
 from bridge.position import SnapshotHeader
 
 # Row change kinds as the compiled path numbers and names them.
@@ -19,6 +21,10 @@ NATIVE_KINDS = {
     EventType.UPDATE: (1, EventType.UPDATE.value),
     EventType.DELETE: (2, EventType.DELETE.value),
 }
+
+
+# A positional EncodedAhead constructor (this runs once per rows event); see bridge.construct.
+_encoded_ahead = slotted_constructor(EncodedAhead)
 
 
 def native_rows(change: RowChange) -> tuple[tuple[int, str], tuple[RowData, ...]] | None:
@@ -47,6 +53,32 @@ def render_rows(
         header, change, limit, apart=False
     )
     return parts
+
+
+def render_event(header: Header, event: UndecodedRows, limit: int) -> EncodedAhead | None:
+    """A rows event's record written by the compiled path straight from its undecoded images
+    (``AheadEncoding.encode_event``), as ``render_rows`` writes it from the decoded rows: no
+    value or row object is made. None where the compiled path is not loaded, a column of the
+    event needs a Python decoder, the compiled reader declines an image (the rows are then
+    decoded, and rendered or refused as ever), or the record would be over ``limit``."""
+    compiled = native.module
+    kind = NATIVE_KINDS.get(header.event_type) if header.event_type is not None else None
+    if compiled is None or kind is None:
+        return None
+    parts: tuple[int, bytes, bytes, bytes, bytes] | None = compiled.rows_event_parts(
+        header.schema_name,
+        header.table_name,
+        kind[0],
+        kind[1],
+        header.execute_time,
+        message_gtid(header),
+        event.before,
+        event.after,
+        event.body,
+        event.pos,
+        limit,
+    )
+    return None if parts is None else _encoded_ahead(parts[0], parts)
 
 
 def render_rows_apart(

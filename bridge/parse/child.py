@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from bridge import childproc
 from bridge.collector import tune_garbage_collector
-from bridge.entry import AheadEncode, AheadEncoding, Entry
+from bridge.entry import AheadEncode, AheadEncoding, Entry, EventEncode
 from bridge.logs import configure_logging, configured_format
 from bridge.parse.access import Source, SourceAccess
 from bridge.parse.exceptions import ParserProcessFailed
@@ -67,6 +67,8 @@ class ChildSpec:
     encode_ahead: AheadEncode | None = None
     # How values are spelled (the destination's mq.value_mode and mq.binary_encoding).
     values: DecodeOptions | None = None
+    # AheadEncoding.encode_event: rows events written from their bytes, before decoding.
+    encode_event: EventEncode | None = None
 
 
 class ParserProcess:
@@ -157,6 +159,7 @@ class ParserProcess:
             parent_pid=os.getpid(),
             encode_ahead=self._ahead.encode if self._ahead is not None else None,
             values=self._values,
+            encode_event=self._ahead.encode_event if self._ahead is not None else None,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -213,6 +216,7 @@ def main() -> int:
         heartbeat_period_s=spec.heartbeat_period_s,
         before_read=before_read,
         values=spec.values,
+        encode_event=spec.encode_event,
     )
     try:
         for entry in parser.entries(spec.start):

@@ -23,7 +23,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from bridge.construct import slotted_constructor
-from bridge.entry import Entry, EntryType, EventType, Header, RowChange
+from bridge.entry import (
+    EncodedAhead,
+    Entry,
+    EntryType,
+    EventEncode,
+    EventType,
+    Header,
+    RowChange,
+    RowData,
+)
 from bridge.parse import events
 from bridge.parse.codes import EventCode
 from bridge.parse.ddl import classify_ddl, is_transaction_control
@@ -86,10 +95,14 @@ class EventConverter:
         time_zone: dt.tzinfo,
         journal_name: str = "",
         values: DecodeOptions | None = None,
+        encode_event: EventEncode | None = None,
     ) -> None:
         """``values``: how values are spelled (``mq.value_mode``, ``mq.binary_encoding``);
-        its time zone is replaced by ``time_zone``."""
+        its time zone is replaced by ``time_zone``. ``encode_event``: writes a rows event's
+        rows in the output format from its bytes (``AheadEncoding.encode_event``), tried
+        before they are decoded."""
         self._live = live_schema
+        self._encode_event = encode_event
         self._time_zone = time_zone
         self._values = values
         self._journal = journal_name
@@ -317,13 +330,32 @@ class EventConverter:
             event_type=event_type,
         )
         try:
-            rows = decoder.decode(kind, body, column_count)
+            rows: EncodedAhead | tuple[RowData, ...] | None = self._encoded_ahead(
+                header, decoder, kind, body, column_count
+            )
+            if rows is None:
+                rows = decoder.decode(kind, body, column_count)
         except SchemaMismatch as exc:
             raise SchemaMismatch(
                 f"{exc} (binlog position {header.logfile_name}:{header.logfile_offset})"
             ) from exc
         change = _new_row_change(event_type, False, "", "", rows)
         return _new_entry(header, EntryType.ROWDATA, change, "")
+
+    def _encoded_ahead(
+        self,
+        header: Header,
+        decoder: RowDecoder,
+        kind: RowsKind,
+        body: bytes,
+        column_count: int,
+    ) -> EncodedAhead | None:
+        """The event's rows as ``encode_event`` writes them from the bytes, or None."""
+        encode = self._encode_event
+        if encode is None:
+            return None
+        event = decoder.undecoded(kind, body, column_count)
+        return None if event is None else encode(header, event)
 
 
 def _is_mariadb(server_version: str) -> bool:

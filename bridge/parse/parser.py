@@ -19,7 +19,7 @@ from typing import Protocol
 import pymysql
 
 from bridge.backoff import Backoff
-from bridge.entry import Entry, EntryType
+from bridge.entry import Entry, EntryType, EventEncode
 from bridge.parse.access import Source
 from bridge.parse.codes import EventCode
 from bridge.parse.convert import EventConverter
@@ -75,11 +75,15 @@ class BinlogParser:
         max_backoff_s: float = 30.0,
         before_read: Callable[[bool], None] | None = None,
         values: DecodeOptions | None = None,
+        encode_event: EventEncode | None = None,
     ) -> None:
         """``before_read`` runs before each read of the dump socket (``EventReader``);
-        ``values`` says how values are spelled (default: faithful, latin1)."""
+        ``values`` says how values are spelled (default: faithful, latin1);
+        ``encode_event``: ``AheadEncoding.encode_event``, tried on each rows event before
+        its rows are decoded (in the binlog reader's process)."""
         self._source = source
         self._values = values
+        self._encode_event = encode_event
         self._before_read = before_read
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
@@ -162,7 +166,11 @@ class BinlogParser:
         converts them (``EventConverter``)."""
         with open_connection(self._source) as conn:
             converter = EventConverter(
-                LiveSchema(conn), facts.time_zone, start.journal_name or "", self._values
+                LiveSchema(conn),
+                facts.time_zone,
+                start.journal_name or "",
+                self._values,
+                self._encode_event,
             )
             convert = converter.convert_raw
             for raw in self._events(facts, start, converter.repeats_table_map):

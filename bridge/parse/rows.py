@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 from typing import Any, Literal
 
@@ -175,6 +175,22 @@ def _image_reader(steps: tuple[tuple[Any, ...], ...], null_bytes: int) -> ImageR
     reader: ImageReader = namespace["read"]
     return reader
 
+
+@dataclass(frozen=True, slots=True)
+class RowsEvent:
+    """A rows event's images, not decoded: its plans (``before`` and ``after`` are one plan
+    but for an UPDATE), the body and where the images start in it. What an encoder that
+    writes rows straight from the bytes takes (``AheadEncoding.encode_event``)."""
+
+    kind: RowsKind
+    before: Plan
+    after: Plan
+    body: bytes
+    pos: int
+
+
+# A positional RowsEvent constructor (this runs once per rows event); see bridge.construct.
+_new_rows_event = slotted_constructor(RowsEvent)
 
 # One decoded image: its plan, the values (None for NULL) and the sql types, column by column.
 Image = tuple[Plan, tuple[str | None, ...], tuple[int, ...]]
@@ -345,6 +361,17 @@ class RowDecoder:
         )
         return step, spec
 
+    def undecoded(
+        self, kind: RowsKind, body: bytes, column_count: int | None = None
+    ) -> RowsEvent | None:
+        """The event's plans and where its images start, for an encoder that writes the rows
+        from the bytes (``AheadEncoding.encode_event``); checked and failing as ``decode``.
+        None for a PARTIAL_UPDATE, whose images hold JSON diffs only Python applies."""
+        before_plan, after_plan, pos = self._plans_of(kind, body, column_count)
+        if kind == "partial_update":
+            return None
+        return _new_rows_event(kind, before_plan, after_plan, body, pos)
+
     def decode(
         self, kind: RowsKind, body: bytes, column_count: int | None = None
     ) -> tuple[RowData, ...]:
@@ -357,21 +384,7 @@ class RowDecoder:
         a partial JSON column whose before image is absent (``binlog_row_image=MINIMAL``)
         raises ``PartialJsonWithoutBase``, a diff that does not fit the before image
         ``JsonDiffNotApplicable``."""
-        count = len(self._steps)
-        if column_count is not None and column_count != count:
-            raise ColumnCountMismatch(self.table, column_count)
-        bitmap_size = (count + 7) // 8
-        before_plan = self._plan(body[:bitmap_size])
-        pos = bitmap_size
-        after_plan = before_plan
-        if kind in ("update", "partial_update"):
-            after_plan = self._plan(body[pos : pos + bitmap_size])
-            pos += bitmap_size
-        if len(body) < pos or (len(body) > pos and not (before_plan.columns or after_plan.columns)):
-            raise TruncatedRowImage(
-                f"table {self.table.full_name}: a {len(body)}-byte rows event body does not fit "
-                "its column bitmaps"
-            )
+        before_plan, after_plan, pos = self._plans_of(kind, body, column_count)
         try:
             if kind == "insert":
                 return self._single(body, pos, after_plan, after=True)
@@ -389,6 +402,28 @@ class RowDecoder:
             if not str(exc).startswith("table "):
                 exc.args = (f"table {self.table.full_name}: {exc}",)
             raise
+
+    def _plans_of(
+        self, kind: RowsKind, body: bytes, column_count: int | None
+    ) -> tuple[Plan, Plan, int]:
+        """The plans of the event's images (before, after: the same one but for an UPDATE)
+        and where its images start in ``body``; raises where they cannot fit."""
+        count = len(self._steps)
+        if column_count is not None and column_count != count:
+            raise ColumnCountMismatch(self.table, column_count)
+        bitmap_size = (count + 7) // 8
+        before_plan = self._plan(body[:bitmap_size])
+        pos = bitmap_size
+        after_plan = before_plan
+        if kind in ("update", "partial_update"):
+            after_plan = self._plan(body[pos : pos + bitmap_size])
+            pos += bitmap_size
+        if len(body) < pos or (len(body) > pos and not (before_plan.columns or after_plan.columns)):
+            raise TruncatedRowImage(
+                f"table {self.table.full_name}: a {len(body)}-byte rows event body does not fit "
+                "its column bitmaps"
+            )
+        return before_plan, after_plan, pos
 
     def _plan(self, bitmap: bytes) -> Plan:
         plan = self._plans.get(bitmap)

@@ -20,6 +20,7 @@ from bridge.construct import slotted_constructor
 from bridge.entry import (
     AheadEncode,
     Column,
+    EncodedAhead,
     EncodedRows,
     Entry,
     EntryType,
@@ -74,7 +75,11 @@ class EntryEncoder:
         if change is not None:
             # A tuple carries encoded rows (their parts), a list row images.
             encode = self._encode_ahead
-            rows: Any = encode(h, change) if encode is not None else None
+            rows: Any = change.row_datas
+            if type(rows) is EncodedAhead:
+                rows = rows.parts
+            else:
+                rows = encode(h, change) if encode is not None else None
             if rows is None:
                 rows = [self._row(row) for row in row_images(change)]
             flat_change = (

@@ -11,6 +11,7 @@ columns, VECTOR) have tests of their own.
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Any
 
@@ -18,7 +19,9 @@ import pytest
 
 from bridge import native
 from bridge.entry import Column, Entry, EventType
+from bridge.mq.rendering import render_event
 from bridge.parse.exceptions import SchemaMismatch
+from bridge.parse.parser import BinlogParser
 from bridge.types import JdbcType as J
 from tests.conftest import MysqlEndpoint, declared
 from tests.integration.binlog_helpers import (
@@ -31,6 +34,7 @@ from tests.integration.binlog_helpers import (
 )
 from tests.native_paths import (
     assert_compiled_records_match,
+    assert_event_records_match,
     compiled_module,
     read_by_compiled_reader,
 )
@@ -78,6 +82,14 @@ def _inserted(
     assert_compiled_records_match(mine)
     if native.module is not None:
         assert read_by_compiled_reader(mine)
+        # The same events written from their bytes by the parser: the same records.
+        parser = functools.partial(
+            BinlogParser, encode_event=functools.partial(render_event, limit=1 << 30)
+        )
+        ahead = read_entries(source_config(mysql), start, end, time_zone=time_zone, reader=parser)
+        assert_event_records_match(
+            mine, [e for e in rows_of(ahead) if e.header.schema_name == schema]
+        )
     return mine
 
 

@@ -13,17 +13,20 @@ import pymysql
 import pytest
 import zstandard
 
-from bridge.entry import EntryType
+from bridge.entry import EncodedAhead, EntryType, EventEncode, Header
 from bridge.parse import events
 from bridge.parse.codes import EventCode as E
+from bridge.parse.codes import MysqlType as T
 from bridge.parse.convert import EventConverter
 from bridge.parse.dump import PYMYSQL_PRIVATE_NAMES
 from bridge.parse.events import EVENT_TYPES, HEADER, Handling
-from bridge.parse.exceptions import CorruptPayload, UnsupportedBinlogEvent
+from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedBinlogEvent
 from bridge.parse.framing import RawEvent
 from bridge.parse.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
+from bridge.parse.rows import RowsEvent
 
 from .rowbytes import packed_int
+from .test_table_map_event import COLUMN_NAME, Body, strings
 
 
 class _NoLiveSchema:
@@ -34,9 +37,9 @@ class _NoLiveSchema:
         return None
 
 
-def _converter() -> EventConverter:
+def _converter(encode_event: EventEncode | None = None) -> EventConverter:
     live: Any = _NoLiveSchema()
-    return EventConverter(live, dt.UTC, "mysql-bin.000007")
+    return EventConverter(live, dt.UTC, "mysql-bin.000007", encode_event=encode_event)
 
 
 def _event(code: int, body: bytes, log_pos: int, checksum: bool = False) -> bytes:
@@ -206,3 +209,47 @@ def test_the_parser_no_longer_imports_mysql_replication() -> None:
     parse = pathlib.Path(__file__).parents[3] / "bridge" / "parse"
     users = [p.name for p in parse.glob("*.py") if "pymysqlreplication" in p.read_text()]
     assert users == []
+
+
+def _one_bigint_table() -> list[RawEvent]:
+    """A TABLE_MAP of ``shop.orders (id BIGINT)`` and a WRITE_ROWS (v1) of rows 1 and 2."""
+    table_map = bytes(Body([(T.LONGLONG, b"")], [(COLUMN_NAME, strings(b"id"))]))
+    rows = (0x0000_1234_5678).to_bytes(6, "little") + b"\1\0" + packed_int(1) + b"\x01"
+    rows += b"\0" + struct.pack("<q", 1) + b"\0" + struct.pack("<q", 2)
+    return [_raw(E.TABLE_MAP_EVENT, table_map), _raw(E.WRITE_ROWS_EVENT_V1, rows, log_pos=2000)]
+
+
+def _rows_entries(encode_event: EventEncode | None, events: list[RawEvent]) -> list[Any]:
+    converter = _converter(encode_event)
+    return [entry for raw in events for entry in converter.convert_raw(raw)]
+
+
+def test_a_rows_event_is_offered_undecoded_and_carries_what_encode_event_wrote() -> None:
+    offered: list[tuple[Header, RowsEvent]] = []
+    written = EncodedAhead(2, ("parts",))
+
+    def encode_event(header: Header, event: RowsEvent) -> EncodedAhead:
+        offered.append((header, event))
+        return written
+
+    (entry,) = _rows_entries(encode_event, _one_bigint_table())
+    assert entry.row_change.row_datas is written
+    ((header, event),) = offered
+    assert header == entry.header and header.table_name == "orders"
+    assert (event.kind, event.before.names, event.pos) == ("insert", ("id",), 1)
+
+
+def test_a_rows_event_encode_event_declines_is_decoded_as_without_it() -> None:
+    events_ = _one_bigint_table()
+    (declined,) = _rows_entries(lambda header, event: None, events_)
+    (plain,) = _rows_entries(None, events_)
+    assert declined == plain
+    assert [row.after[0].value for row in declined.row_change.row_datas] == ["1", "2"]
+
+
+def test_a_rows_event_that_does_not_fit_its_table_fails_with_its_position_either_way() -> None:
+    table_map, rows = _one_bigint_table()
+    short = _raw(E.WRITE_ROWS_EVENT_V1, rows.data[events.HEADER_SIZE : -3], log_pos=2000)
+    for encode_event in (None, lambda header, event: None):
+        with pytest.raises(SchemaMismatch, match=r"mysql-bin\.000007:\d+"):
+            _rows_entries(encode_event, [table_map, short])
