@@ -227,7 +227,10 @@ class BridgeRun:
             )
         if self.profile is not None:
             spy = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(self.pid)]
+            # --gil (default): only the thread holding the GIL counts, not those waiting for
+            # it; BENCH_PY_SPY_FLAGS=--idle samples every thread, waiting or not.
             spy += ["--format", "raw", "--threads", "--subprocesses", "--rate", "200"]
+            spy += os.environ.get("BENCH_PY_SPY_FLAGS", "--gil").split()
             spy += ["-o", str(self.profile)]
             self.profiler = subprocess.Popen(spy, stdout=subprocess.DEVNULL)
 

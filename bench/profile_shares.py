@@ -4,10 +4,12 @@
     var/venv/bin/python -m bench.profile_shares /tmp/prof/d.txt
 
 Reads py-spy's raw stacks (``bench.run --profile``: the bridge process, its threads and its
-child processes) and counts, per process, the samples in which a thread was busy: not waiting
-in a lock, queue, pipe, socket read or Kafka flush (a flush waits for the broker with the GIL
-released). Each busy sample goes to the stage named by its innermost frame that names one. A
-flame graph shows the same stacks one at a time; this is the table docs/benchmarks.md quotes.
+child processes, sampled with ``--gil``: only the thread holding the GIL, so a thread waiting
+for it does not count as busy; ``BENCH_PY_SPY_FLAGS=--idle`` samples every thread instead)
+and counts, per process, the samples in which a thread was busy: not waiting in a lock,
+queue, pipe, socket read or Kafka flush (a flush waits for the broker with the GIL released).
+Each busy sample goes to the stage named by its innermost frame that names one. A flame graph
+shows the same stacks one at a time; this is the table docs/benchmarks.md quotes.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ WAITING = re.compile(
 # Stages, innermost first wins; a frame matching none leaves the sample to the next one out.
 STAGES = (
     ("Kafka produce calls", r"KafkaProducer"),
-    ("compiled rendering", r"_compiled_parts|render_rows"),
+    ("compiled rendering", r"_compiled_parts|render_rows|render_event"),
     ("pipe writes", r"write_frame"),
     ("wire encoding", r"EntryEncoder"),
     ("wire decoding (entries rebuilt)", r"EntryDecoder"),

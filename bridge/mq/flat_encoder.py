@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from bridge import native
 from bridge.config.rules import DdlPolicy, OversizePolicy
+from bridge.construct import slotted_constructor
 from bridge.entry import AheadEncoding, Entry, Header, RowChange
 from bridge.mq.dead_letter import log_dead_letter
 from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit
@@ -159,6 +160,10 @@ class RenderedRows:
         return b"".join((self.head, batch_id, self.middle, ts, self.tail))
 
 
+# RenderedRows from its parts, without the frozen dataclass __init__: once per rows event.
+_revive_rendered_rows = slotted_constructor(RenderedRows)
+
+
 @dataclass(frozen=True, slots=True)
 class RenderedRecords:
     """Rows each written as a FlatMessage record of its own, with its record key, by a
@@ -222,7 +227,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
             return None
         return AheadEncoding(
             functools.partial(render_rows, limit=limit),
-            RenderedRows,
+            _revive_rendered_rows,
             functools.partial(render_rows_apart, limit=limit),
             RenderedRecords,
             functools.partial(render_event, limit=limit),

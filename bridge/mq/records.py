@@ -9,6 +9,7 @@ headers, are the same for every format.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -51,12 +52,24 @@ class OutgoingRecord:
 new_record = slotted_constructor(OutgoingRecord)
 
 
+@functools.lru_cache(maxsize=64)
+def _file_header(logfile_name: str) -> tuple[str, bytes]:
+    """The binlog file header of a record, made once per file (every record has one)."""
+    return HEADER_FILE, logfile_name.encode()
+
+
+@functools.lru_cache(maxsize=64)
+def _server_id_header(server_id: int) -> tuple[str, bytes]:
+    """The server id header of a record, made once per server id."""
+    return HEADER_SERVER_ID, str(server_id).encode()
+
+
 def binlog_headers(header: Header) -> tuple[tuple[str, bytes], ...]:
     """Binlog coordinates of the entry a record was built from (gtid only when known)."""
     headers = [
-        (HEADER_FILE, header.logfile_name.encode()),
+        _file_header(header.logfile_name),
         (HEADER_POSITION, str(header.logfile_offset).encode()),
-        (HEADER_SERVER_ID, str(header.server_id).encode()),
+        _server_id_header(header.server_id),
     ]
     if header.gtid:
         headers.append((HEADER_GTID, header.gtid.encode()))

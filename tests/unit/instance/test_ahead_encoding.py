@@ -17,7 +17,7 @@ from bridge.instance.instance import ahead_where_allowed
 from bridge.mq.flat_encoder import RENDER_HEADROOM, RenderedRows
 from bridge.mq.formats import rows_encoder
 from bridge.mq.records import RECORD_OVERHEAD
-from bridge.mq.rendering import render_rows
+from bridge.mq.rendering import render_event, render_rows
 from tests.unit.test_config import base, with_
 
 # The encoder only asks whether a compiled module is there when it says what may go ahead.
@@ -36,10 +36,14 @@ def ahead(
 
 def test_rendered_up_to_the_record_limit_less_headroom() -> None:
     encoding = ahead()
-    assert encoding is not None and encoding.revive is RenderedRows
+    assert encoding is not None
+    parts = (2, b"head", b"middle", b"tail", b"key")
+    assert encoding.revive(*parts) == RenderedRows(*parts)
+    limit = {"limit": 1_000_000 - RECORD_OVERHEAD - RENDER_HEADROOM}
     assert isinstance(encoding.encode, functools.partial)
-    assert encoding.encode.func is render_rows
-    assert encoding.encode.keywords == {"limit": 1_000_000 - RECORD_OVERHEAD - RENDER_HEADROOM}
+    assert (encoding.encode.func, encoding.encode.keywords) == (render_rows, limit)
+    assert isinstance(encoding.encode_event, functools.partial)
+    assert (encoding.encode_event.func, encoding.encode_event.keywords) == (render_event, limit)
 
 
 @pytest.mark.parametrize(
