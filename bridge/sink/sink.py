@@ -24,11 +24,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bridge.construct import slotted_constructor
 from bridge.entry import Entry, EntryType
 from bridge.position import LogIdentity
 from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
 from bridge.store import Event, EventStore
+
+# A positional Event constructor, without the frozen dataclass __init__: one per entry put.
+new_event = slotted_constructor(Event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +113,7 @@ class EntrySink:
         for entry in entries:
             kind = entry.entry_type
             if kind is EntryType.TRANSACTIONBEGIN:
-                self._held_begin = Event(identity, entry)
+                self._held_begin = new_event(identity, entry)
                 self._rows_stored = False
             elif kind is EntryType.ROWDATA:
                 if not self._accepts(entry):
@@ -118,13 +122,13 @@ class EntrySink:
                     out.append(self._held_begin)
                     self._held_begin = None
                 kept = entry if self.field_filter is None else self.field_filter.apply(entry)
-                out.append(Event(identity, kept))
+                out.append(new_event(identity, kept))
                 self._rows_stored = True
             elif kind is EntryType.TRANSACTIONEND:
                 if self._rows_stored or self._pass_empty(entry):
                     if self._held_begin is not None:
                         out.append(self._held_begin)
-                    out.append(Event(identity, entry))
+                    out.append(new_event(identity, entry))
                 self._held_begin = None
                 self._rows_stored = False
         return out

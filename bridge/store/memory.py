@@ -18,7 +18,7 @@ from typing import cast
 from bridge.position import (
     LogPosition,
     PositionRange,
-    SnapshotProgress,
+    SnapshotHeader,
     resume_position_after,
     snapshot_progress_of,
 )
@@ -396,15 +396,20 @@ def _range_of(events: list[Event]) -> PositionRange | None:
     batch of one-row transactions holds a thousand of them."""
     if not events:
         return None
-    last: Event | None = None
-    progress: SnapshotProgress | None = None
-    for event in events:
-        if event.is_ack_point:
-            last = event
-            carried = snapshot_progress_of(event.entry)
-            if carried is not None:
-                progress = carried
+    # The last ack point, looked for from the end: a batch nearly always ends with one.
+    last = next((event for event in reversed(events) if event.is_ack_point), None)
     ack = None
     if last is not None:
+        # An entry carrying snapshot progress is an ack point itself, so none comes after
+        # ``last``; only snapshot entries carry it (the type test is the cheap one).
+        progress = next(
+            (
+                carried
+                for event in reversed(events)
+                if type(event.entry.header) is SnapshotHeader
+                and (carried := snapshot_progress_of(event.entry)) is not None
+            ),
+            None,
+        )
         ack = LogPosition(last.identity, resume_position_after(last.entry), progress)
     return PositionRange(events[0].log_position(), events[-1].log_position(), ack)
