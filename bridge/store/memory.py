@@ -33,6 +33,7 @@ from bridge.store.exceptions import (
 )
 
 _INIT_SEQUENCE = -1
+_FIRST_RING = 256  # slots of a ring when first made; it doubles as the unacked events need
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,6 @@ class MemoryEventStore:
 
     def __init__(self, config: MemoryStoreConfig | None = None) -> None:
         self.config = config or MemoryStoreConfig()
-        self._mask = self.config.buffer_size - 1
         self._lock = threading.Lock()
         self._not_full = threading.Condition(self._lock)
         self._not_empty = threading.Condition(self._lock)
@@ -80,11 +80,15 @@ class MemoryEventStore:
         self._reset()
 
     def _reset(self) -> None:
-        self._slots: list[Event | None] = [None] * self.config.buffer_size
+        # The ring: as many slots as the unacked events need, a power of two up to
+        # buffer_size, grown by ``_fit`` (at defaults each list is 128 KiB: 40 MB for 100
+        # quiet destinations, had every store the whole of it).
+        self._slots: list[Event | None] = []
         # Per slot, the put totals (mem, batch items) once its event was in: a get and an ack
         # read their totals here instead of adding up their events one by one.
-        self._mem_after = [0] * self.config.buffer_size
-        self._items_after = [0] * self.config.buffer_size
+        self._mem_after: list[int] = []
+        self._items_after: list[int] = []
+        self._mask = -1  # len(self._slots) - 1
         self._put_seq = self._get_seq = self._ack_seq = _INIT_SEQUENCE
         self._put_mem = self._get_mem = self._ack_mem = 0
         self._put_items = self._get_items = self._ack_items = 0  # batch_items of entries
@@ -105,7 +109,8 @@ class MemoryEventStore:
     def stop(self) -> None:
         with self._lock:
             self._running = False
-            self._slots = [None] * self.config.buffer_size
+            self._slots, self._mem_after, self._items_after = [], [], []  # lets go of the events
+            self._mask = -1
             self._not_full.notify_all()
             self._not_empty.notify_all()
 
@@ -172,7 +177,25 @@ class MemoryEventStore:
             return self._put_mem - self._ack_mem < self.capacity_bytes
         return True
 
+    def _fit(self, count: int) -> None:
+        """Grow the ring to hold ``count`` more unacked events (``_has_room`` said they fit
+        in buffer_size), moving the unacked ones to their slots in the larger ring."""
+        needed = self._put_seq + count - self._ack_seq
+        if needed <= len(self._slots):
+            return
+        size = min(max(_FIRST_RING, 1 << (needed - 1).bit_length()), self.config.buffer_size)
+        slots: list[Event | None] = [None] * size
+        mem_after, items_after = [0] * size, [0] * size
+        old_mask, mask = self._mask, size - 1
+        for sequence in range(self._ack_seq + 1, self._put_seq + 1):
+            old, new = sequence & old_mask, sequence & mask
+            slots[new] = self._slots[old]
+            mem_after[new], items_after[new] = self._mem_after[old], self._items_after[old]
+        self._slots, self._mem_after, self._items_after = slots, mem_after, items_after
+        self._mask = mask
+
     def _do_put(self, events: Sequence[Event]) -> None:
+        self._fit(len(events))
         slots, mem_after, items_after, mask = (
             self._slots,
             self._mem_after,
@@ -298,7 +321,7 @@ class MemoryEventStore:
         start, end = first & self._mask, (last & self._mask) + 1
         if start < end:
             return ((start, end),)
-        return (start, len(self._slots)), (0, end)
+        return (start, self._mask + 1), (0, end)
 
     # -- ack / rollback ----------------------------------------------------------------------
 

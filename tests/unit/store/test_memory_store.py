@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -731,3 +733,31 @@ def test_an_itemsize_batch_counts_a_snapshot_entry_as_its_rows(store: MemoryEven
     got = store.get(3, timeout=0.1)  # 2 items of 3: the get waits out its timeout
     assert time.monotonic() - started >= 0.09
     assert _offsets(got.events) == [400]
+
+
+def test_a_store_holds_a_ring_as_large_as_its_unacked_events_need() -> None:
+    """100 quiet destinations are 100 stores holding a transaction now and then: each takes
+    a small ring, not buffer_size slots (8 bytes each, three lists)."""
+    full_ring = 3 * 8 * 16384
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        store = MemoryEventStore(MemoryStoreConfig(buffer_size=16384))
+        store.start()
+        assert store.put(transaction(100, 1))
+        quiet = tracemalloc.get_traced_memory()[0] - before
+        busy = transaction(10_000, 10_000)
+        assert store.put(busy)
+        grown = tracemalloc.get_traced_memory()[0] - before
+        got = store.get(100_000)
+        # Moved to the grown ring, in order.
+        assert list(got.events) == transaction(100, 1) + busy
+        del got, busy
+        store.stop()
+        gc.collect()
+        stopped = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert quiet < full_ring / 10
+    assert grown > full_ring
+    assert stopped < full_ring / 10  # the ring and its events are let go

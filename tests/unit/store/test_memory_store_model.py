@@ -55,22 +55,23 @@ def _event(rng: random.Random, offset: int) -> Event:
 @pytest.mark.parametrize("mode", [BatchMode.ITEMSIZE, BatchMode.MEMSIZE])
 @pytest.mark.parametrize("ddl_isolation", [False, True])
 @pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("buffer", [BUFFER, 512])  # 512: the ring grows (from 256 slots)
 def test_batches_and_accounting_match_the_model(
-    mode: BatchMode, ddl_isolation: bool, seed: int
+    mode: BatchMode, ddl_isolation: bool, seed: int, buffer: int
 ) -> None:
     rng = random.Random(seed)
-    config = MemoryStoreConfig(BUFFER, mem_unit=100, batch_mode=mode, ddl_isolation=ddl_isolation)
+    config = MemoryStoreConfig(buffer, mem_unit=100, batch_mode=mode, ddl_isolation=ddl_isolation)
     store, model = MemoryEventStore(config), Model(config)
     store.start()
     offset = 4
     for _ in range(2000):
         action = rng.random()
-        room = BUFFER - len(model.held)
+        room = buffer - len(model.held)
         if action < 0.4 and room:
             events = [_event(rng, offset + i * 5000) for i in range(rng.randint(1, room))]
             offset += len(events) * 5000
             # MEMSIZE also needs the held bytes under capacity before the put (canal's check).
-            fits = mode is BatchMode.ITEMSIZE or store.used_memory < BUFFER * config.mem_unit
+            fits = mode is BatchMode.ITEMSIZE or store.used_memory < buffer * config.mem_unit
             assert store.put(events, timeout=0) is fits
             if fits:
                 model.held += events
