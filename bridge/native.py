@@ -8,6 +8,7 @@ corpus). ``CANAL_BRIDGE_NATIVE=0`` switches it off, e.g. to compare the two path
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
@@ -118,13 +119,28 @@ class Compiled(Protocol):
         ...
 
 
+# What the module must offer: every name of ``Compiled``.
+OFFERED = tuple(sorted(name for name in vars(Compiled) if not name.startswith("_")))
+
+
 def _load() -> Compiled | None:
+    """The compiled module, unless switched off or absent; a build older than this code (it
+    lacks a function the code calls) is left out, loudly, rather than failing on first use."""
     if os.environ.get("CANAL_BRIDGE_NATIVE", "1") == "0":
         return None
     try:
-        return cast(Compiled, importlib.import_module("canal_bridge_native"))
+        compiled = importlib.import_module("canal_bridge_native")
     except ImportError:
         return None
+    missing = [name for name in OFFERED if not hasattr(compiled, name)]
+    if missing:
+        logging.getLogger(__name__).warning(
+            "canal-bridge-native is older than this code (it lacks %s): running the pure-Python "
+            "path; rebuild it with deploy/local/install.sh native",
+            ", ".join(missing),
+        )
+        return None
+    return cast(Compiled, compiled)
 
 
 # Read at each call site (``native.module``), so a test can switch paths by setting it.

@@ -330,11 +330,7 @@ class EventConverter:
             event_type=event_type,
         )
         try:
-            rows: EncodedAhead | tuple[RowData, ...] | None = self._encoded_ahead(
-                header, decoder, kind, body, column_count
-            )
-            if rows is None:
-                rows = decoder.decode(kind, body, column_count)
+            rows = self._rows(header, decoder, kind, body, column_count)
         except SchemaMismatch as exc:
             raise SchemaMismatch(
                 f"{exc} (binlog position {header.logfile_name}:{header.logfile_offset})"
@@ -342,20 +338,24 @@ class EventConverter:
         change = _new_row_change(event_type, False, "", "", rows)
         return _new_entry(header, EntryType.ROWDATA, change, "")
 
-    def _encoded_ahead(
+    def _rows(
         self,
         header: Header,
         decoder: RowDecoder,
         kind: RowsKind,
         body: bytes,
         column_count: int,
-    ) -> EncodedAhead | None:
-        """The event's rows as ``encode_event`` writes them from the bytes, or None."""
+    ) -> EncodedAhead | tuple[RowData, ...]:
+        """The event's rows as ``encode_event`` writes them from the bytes where it does,
+        else decoded."""
         encode = self._encode_event
         if encode is None:
-            return None
+            return decoder.decode(kind, body, column_count)
         event = decoder.undecoded(kind, body, column_count)
-        return None if event is None else encode(header, event)
+        if event is None:  # a PARTIAL_UPDATE: its diffs are applied in Python
+            return decoder.decode(kind, body, column_count)
+        encoded = encode(header, event)
+        return decoder.decode_undecoded(event) if encoded is None else encoded
 
 
 def _is_mariadb(server_version: str) -> bool:

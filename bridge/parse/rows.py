@@ -385,6 +385,15 @@ class RowDecoder:
         raises ``PartialJsonWithoutBase``, a diff that does not fit the before image
         ``JsonDiffNotApplicable``."""
         before_plan, after_plan, pos = self._plans_of(kind, body, column_count)
+        return self._decoded(kind, body, before_plan, after_plan, pos)
+
+    def decode_undecoded(self, event: RowsEvent) -> tuple[RowData, ...]:
+        """``decode`` of an event ``undecoded`` gave, without working out its plans again."""
+        return self._decoded(event.kind, event.body, event.before, event.after, event.pos)
+
+    def _decoded(
+        self, kind: RowsKind, body: bytes, before_plan: Plan, after_plan: Plan, pos: int
+    ) -> tuple[RowData, ...]:
         try:
             if kind == "insert":
                 return self._single(body, pos, after_plan, after=True)

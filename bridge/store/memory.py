@@ -389,8 +389,8 @@ class MemoryEventStore:
     # -- helpers -----------------------------------------------------------------------------
 
     def _slot(self, sequence: int) -> Event:
-        event = self._slots[sequence & self._mask]
-        if event is None:  # only reachable through a bug in the sequence arithmetic
+        event = self._slots[sequence & self._mask] if self._slots else None
+        if event is None:  # a stopped store's, or a bug in the sequence arithmetic
             raise StoreError(f"slot of sequence {sequence} is empty")
         return event
 

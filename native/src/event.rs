@@ -26,15 +26,21 @@ thread_local! {
     static IMAGES: RefCell<(NativeImage, NativeImage)> = RefCell::new(Default::default());
 }
 
+/// Buffers of an image larger than this are let go after the event (a LONGBLOB row would
+/// otherwise keep its size in the reader's process for good).
+const KEPT_IMAGE_BYTES: usize = 1 << 20;
+
 /// The rows of ``data`` from ``pos`` into ``message``: each data image (read by ``reader``
 /// of ``plan``) and, for an UPDATE, its before image (``old``: reader, plan, whether both
-/// images have the same columns) first. How many rows; None where the Python path decides.
+/// images have the same columns) first. How many rows; None where the Python path decides,
+/// or once the message's rows alone come to more than ``limit`` bytes.
 fn collect(
     data: &[u8],
     mut pos: usize,
     (reader, plan, image): (&ImageReader, &PlanInfo, &mut NativeImage),
     mut old: Option<(&ImageReader, &PlanInfo, bool, &mut NativeImage)>,
     message: &mut Message<'_>,
+    limit: usize,
 ) -> Option<usize> {
     let mut rows = 0;
     while pos < data.len() {
@@ -56,6 +62,9 @@ fn collect(
             )?;
         }
         rows += 1;
+        if message.rows_len() > limit {
+            return None;
+        }
     }
     (rows > 0).then_some(rows)
 }
@@ -120,10 +129,14 @@ pub fn rows_event_parts<'py>(
             body.as_bytes(),
             pos,
             (reader.get(), plan, image),
-            old.map(|(r, i, same)| (r, i, same, old_image)),
+            old.map(|(r, i, same)| (r, i, same, &mut *old_image)),
             &mut message,
-        )?;
-        Some((message, rows, image.types.clone()))
+            limit,
+        );
+        let last_types = image.types.clone();
+        image.let_go_above(KEPT_IMAGE_BYTES);
+        old_image.let_go_above(KEPT_IMAGE_BYTES);
+        Some((message, rows?, last_types))
     });
     let Some((mut message, rows, last_types)) = collected else {
         return Ok(None);

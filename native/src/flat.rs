@@ -449,6 +449,11 @@ impl<'py> Message<'py> {
         self.note_key(key_positions, values);
     }
 
+    /// Bytes of the rows written so far (``data`` and ``old``): the message is larger.
+    pub(crate) fn rows_len(&self) -> usize {
+        self.data.len() + self.old.len()
+    }
+
     /// Where the next row of ``old`` is written.
     pub(crate) fn next_old(&mut self) -> &mut Vec<u8> {
         if self.old_rows > 0 {

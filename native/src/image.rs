@@ -325,6 +325,13 @@ pub(crate) struct NativeImage {
 }
 
 impl NativeImage {
+    /// Frees the buffers when they hold more than ``bytes`` of text.
+    pub(crate) fn let_go_above(&mut self, bytes: usize) {
+        if self.texts.capacity() > bytes {
+            *self = NativeImage::default();
+        }
+    }
+
     /// The values, column by column (None for NULL).
     pub(crate) fn values(&self) -> Vec<Option<&str>> {
         self.spans
