@@ -1,16 +1,26 @@
 //! Integers as decimal text without `core::fmt`: its machinery (a `Formatter`, padding,
 //! a call through `dyn Write`) was a fifth of the time of writing a row's record.
 
-/// The decimal digits of a number, zero-padded to a width, in a buffer of their own.
+/// The decimal digits of a number (after a `-` when negative), zero-padded to a width, in a
+/// buffer of their own.
 pub struct Digits {
-    buf: [u8; 20],
+    buf: [u8; 21],
     start: usize,
 }
 
 impl Digits {
     /// `value`'s digits, at least `width` of them (`{value:0width$}`); `width` at most 20.
-    pub fn new(mut value: u64, width: usize) -> Self {
-        let mut buf = [b'0'; 20];
+    pub fn new(value: u64, width: usize) -> Self {
+        Self::written(value, width, false)
+    }
+
+    /// `value` in decimal (`{value}`).
+    pub fn signed(value: i64) -> Self {
+        Self::written(value.unsigned_abs(), 0, value < 0)
+    }
+
+    fn written(mut value: u64, width: usize, negative: bool) -> Self {
+        let mut buf = [b'0'; 21];
         let mut start = buf.len();
         loop {
             start -= 1;
@@ -20,22 +30,23 @@ impl Digits {
                 break;
             }
         }
-        start = start.min(buf.len() - width.min(buf.len()));
+        start = start.min(buf.len() - width.min(20));
+        if negative {
+            start -= 1;
+            buf[start] = b'-';
+        }
         Digits { buf, start }
     }
 
     pub fn as_str(&self) -> &str {
-        // Only ASCII digits were written.
+        // Only ASCII digits and a minus sign were written.
         std::str::from_utf8(&self.buf[self.start..]).unwrap_or_default()
     }
 }
 
 /// `value` in decimal (`{value}`), appended.
 pub fn push_int(out: &mut String, value: i64) {
-    if value < 0 {
-        out.push('-');
-    }
-    out.push_str(Digits::new(value.unsigned_abs(), 0).as_str());
+    out.push_str(Digits::signed(value).as_str());
 }
 
 /// `value` zero-padded to `width` digits (`{value:0width$}`), appended.

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyString, PyTuple};
 
 const INT: u8 = 1;
 const DECIMAL: u8 = 2;
@@ -267,6 +267,14 @@ fn year(data: &[u8], pos: usize, out: &mut String) -> Step<usize> {
     Ok(pos + 1)
 }
 
+/// The bytes of a length-prefixed value at ``pos``, and the position after it.
+fn prefixed<'a>(data: &'a [u8], pos: usize, spec: &Spec) -> Step<(&'a [u8], usize)> {
+    let prefix = spec.a as usize;
+    let len = le_uint(take(data, pos, prefix)?) as usize;
+    let start = pos + prefix;
+    Ok((take(data, start, len)?, start + len))
+}
+
 /// A length-prefixed value: UTF-8 text, or binary bytes as ISO-8859-1 (canal's BLOB text).
 fn text<'py>(
     py: Python<'py>,
@@ -274,31 +282,25 @@ fn text<'py>(
     pos: usize,
     spec: &Spec,
 ) -> Step<(Bound<'py, PyString>, usize)> {
-    let prefix = spec.a as usize;
-    let len = le_uint(take(data, pos, prefix)?) as usize;
-    let start = pos + prefix;
-    let raw = take(data, start, len)?;
+    let (raw, end) = prefixed(data, pos, spec)?;
     let value = if spec.b == UTF8 {
         PyString::new(py, std::str::from_utf8(raw).map_err(|_| Decline)?)
     } else {
         let latin1: String = raw.iter().map(|&b| char::from(b)).collect();
         PyString::new(py, &latin1)
     };
-    Ok((value, start + len))
+    Ok((value, end))
 }
 
 /// ``text`` appended to ``out``.
 fn text_into(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usize> {
-    let prefix = spec.a as usize;
-    let len = le_uint(take(data, pos, prefix)?) as usize;
-    let start = pos + prefix;
-    let raw = take(data, start, len)?;
+    let (raw, end) = prefixed(data, pos, spec)?;
     if spec.b == UTF8 {
         out.push_str(std::str::from_utf8(raw).map_err(|_| Decline)?);
     } else {
         out.extend(raw.iter().map(|&b| char::from(b)));
     }
-    Ok(start + len)
+    Ok(end)
 }
 
 /// A value of any compiled kind but text, appended to ``out``: (position after it, sql type).
@@ -344,8 +346,8 @@ impl NativeImage {
 #[pyclass(frozen, module = "canal_bridge_native")]
 pub struct ImageReader {
     specs: Vec<Spec>,
-    null_types: Vec<Py<PyAny>>,
-    null_type_values: Vec<i64>,
+    /// Per column, the sql type of a NULL value.
+    null_types: Vec<i64>,
     /// Per column, its Python decoder `(data, pos) -> (text, sql_type, pos)`.
     decoders: Vec<Py<PyAny>>,
     /// The Python reader of the same plan: used whenever this one declines an image.
@@ -358,7 +360,6 @@ pub struct ImageReader {
 impl ImageReader {
     #[new]
     fn new(
-        py: Python<'_>,
         specs: Vec<SpecTuple>,
         null_types: Vec<i64>,
         decoders: Vec<Py<PyAny>>,
@@ -403,15 +404,9 @@ impl ImageReader {
                 d,
             });
         }
-        let null_type_values = null_types;
-        let null_types = null_type_values
-            .iter()
-            .map(|&t| PyInt::new(py, t).into_any().unbind())
-            .collect();
         Ok(Self {
             specs: checked,
             null_types,
-            null_type_values,
             decoders,
             fallback,
             declined: AtomicU64::new(0),
@@ -465,7 +460,7 @@ impl ImageReader {
         for (i, spec) in self.specs.iter().enumerate() {
             if bitmap[i / 8] >> (i % 8) & 1 == 1 {
                 image.spans.push(None);
-                image.types.push(self.null_type_values[i]);
+                image.types.push(self.null_types[i]);
                 continue;
             }
             let start = image.texts.len();
@@ -500,7 +495,7 @@ impl ImageReader {
         for (i, spec) in self.specs.iter().enumerate() {
             if bitmap[i / 8] >> (i % 8) & 1 == 1 {
                 values.push(py.None().into_bound(py));
-                types.push(self.null_types[i].bind(py).clone());
+                types.push(self.null_types[i].into_pyobject(py)?.into_any());
                 continue;
             }
             if spec.kind == PYTHON {

@@ -51,10 +51,7 @@ pub fn write_opt_str(out: &mut Vec<u8>, text: Option<&str>) {
 }
 
 pub fn write_int(out: &mut Vec<u8>, value: i64) {
-    if value < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(Digits::new(value.unsigned_abs(), 0).as_str().as_bytes());
+    out.extend_from_slice(Digits::signed(value).as_str().as_bytes());
 }
 
 /// `"name":` with the separating comma unless it is the first member.
