@@ -5,6 +5,10 @@ only. ``EventReader`` reads the socket in large chunks, cuts them into MySQL pac
 events, and hands out each event's bytes; ``RawEvent`` gives its 19-byte header fields. Building
 an object per network packet (as a client library would) costs more than decoding the rows.
 
+Where the compiled module is loaded (``bridge.native``), its ``binlog_events`` cuts every whole
+event packet of a read in one call; anything else (a packet continued past 16 MiB, an error or
+EOF packet, a packet still incomplete) is read by the Python loop, which is also the twin.
+
 Failures: an error packet from the server is raised as pymysql raises it (so
 ``BinlogPurged`` and friends are recognised as before); a short read (the server or ``stop()``
 closed the connection) raises ``ConnectionError``.
@@ -19,6 +23,7 @@ from typing import Any
 
 from pymysql.protocol import MysqlPacket
 
+from bridge import native
 from bridge.parse.events import CHECKSUM_SIZE, HEADER
 
 MAX_PACKET = 0xFFFFFF
@@ -82,6 +87,9 @@ class EventReader:
         self._readable.register(self._socket, select.POLLIN)
         self._buffer = b""
         self._pos = 0
+        # Events the compiled framing cut out of the buffer, handed out from ``_taken`` on.
+        self._ready: list[bytes] = []
+        self._taken = 0
 
     def _source_waits(self) -> bool:
         """Whether a read now would wait for the source: nothing on the socket, nothing
@@ -106,6 +114,13 @@ class EventReader:
         self._buffer = b"".join(chunks)
         self._pos = 0
 
+    def _next_packet_size(self) -> int:
+        """The size of the packet at ``_pos`` with its header (4 while the header is not whole)."""
+        buffer, pos = self._buffer, self._pos
+        if len(buffer) - pos < 4:
+            return 4
+        return 4 + (buffer[pos] | buffer[pos + 1] << 8 | buffer[pos + 2] << 16)
+
     def _payload(self) -> bytes:
         """The next MySQL packet's payload (continuation packets joined)."""
         parts: list[bytes] = []
@@ -127,6 +142,20 @@ class EventReader:
 
     def next_event(self) -> bytes | None:
         """The next event's bytes, or None when the server ends the stream (EOF packet)."""
+        if self._taken < len(self._ready):
+            data = self._ready[self._taken]
+            self._taken += 1
+            return data
+        compiled = native.module
+        if compiled is not None:
+            packet = self._next_packet_size()
+            if packet > len(self._buffer) - self._pos:
+                self._fill(packet)
+            self._ready, self._taken = [], 1
+            self._pos = compiled.binlog_events(self._buffer, self._pos, self._ready)
+            if self._ready:
+                return self._ready[0]
+            # A whole packet that is no plain event packet: the Python loop reads it.
         payload = self._payload()
         marker = payload[0] if payload else 0xFE
         if marker == 0:

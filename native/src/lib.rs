@@ -4,6 +4,7 @@
 mod digits;
 mod event;
 mod flat;
+mod framing;
 mod image;
 mod json;
 mod result;
@@ -15,6 +16,7 @@ use pyo3::prelude::*;
 fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(event::rows_event_parts, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
+    module.add_function(wrap_pyfunction!(framing::binlog_events, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record_parts, module)?)?;
     module.add_function(wrap_pyfunction!(flat::row_records_parts, module)?)?;
     module.add_function(wrap_pyfunction!(result::text_rows, module)?)?;
