@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
+from bridge.model import value_class
+
 
 class EntryType(Enum):
     TRANSACTIONBEGIN = "TRANSACTIONBEGIN"
@@ -44,7 +46,7 @@ class EventType(Enum):
 _DML = frozenset({EventType.INSERT, EventType.UPDATE, EventType.DELETE})
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Column:
     """One column of a row image. ``value`` is canal's text rendering ('' when ``is_null``)."""
 
@@ -58,7 +60,7 @@ class Column:
     mysql_type: str
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class RowData:
     before: tuple[Column, ...] = ()
     after: tuple[Column, ...] = ()
@@ -85,7 +87,7 @@ class EncodedRowsApart(EncodedRows, Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class RowChange:
     event_type: EventType
     is_ddl: bool = False
@@ -103,7 +105,7 @@ def row_images(change: RowChange) -> tuple[RowData, ...]:
     return rows
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Header:
     logfile_name: str
     logfile_offset: int
@@ -116,7 +118,7 @@ class Header:
     event_length: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Entry:
     """One element of the stream. ``transaction_id`` is the XID on TRANSACTIONEND."""
 
@@ -139,7 +141,7 @@ class Entry:
 AheadEncode = Callable[[Header, RowChange], tuple[Any, ...] | None]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class EncodedAhead:
     """The rows of a rows event its encoder wrote from the event's bytes, without decoding
     them (``AheadEncoding.encode_event``): ``parts`` as ``revive`` takes them. Only in the

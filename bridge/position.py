@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bridge.entry import Entry, EntryType, Header
+from bridge.model import value_class
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,7 @@ class LogIdentity:
     slave_id: int
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class TableProgress:
     """How far the snapshot of one table (``schema.table``) is acknowledged.
 
@@ -53,7 +54,7 @@ class TableProgress:
     done: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class SnapshotProgress:
     """The snapshot plan of a destination and how far each of its tables is acknowledged."""
 
@@ -89,7 +90,7 @@ class LogPosition:
         return replace(self, snapshot=previous.snapshot)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class SnapshotHeader(Header):
     """The header of an entry a snapshot put into the stream (not read from the binlog).
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from bridge import native
 from bridge.config.rules import DdlPolicy, OversizePolicy
-from bridge.construct import slotted_constructor
 from bridge.entry import AheadEncoding, Entry, Header, RowChange
+from bridge.model import value_class
 from bridge.mq.dead_letter import log_dead_letter
 from bridge.mq.exceptions import RecordTooLarge, RenderedRowsMisfit
 from bridge.mq.flat_message import (
@@ -36,7 +35,6 @@ from bridge.mq.records import (
     OutgoingRecord,
     Placement,
     binlog_headers,
-    new_record,
 )
 from bridge.mq.rendering import (
     message_gtid,
@@ -106,7 +104,7 @@ class FlatMessageEncoder:
         value = message.to_json()
         budget = self.placement.value_budget(key, headers)
         if len(value) <= budget:
-            return [new_record(topic, partition, key, value, headers)]
+            return [OutgoingRecord(topic, partition, key, value, headers)]
         where = (
             f"{message.database}.{message.table} {message.type} in batch {message.id} "
             f"at {header.logfile_name}:{header.logfile_offset}"
@@ -139,7 +137,7 @@ class FlatMessageEncoder:
         return records
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class RenderedRows:
     """The rows of one rows event written as FlatMessage JSON and record key by the binlog
     reader's process (``render_rows``); an ``EncodedRows``. The JSON lacks the batch ``id``
@@ -161,10 +159,9 @@ class RenderedRows:
 
 
 # RenderedRows from its parts, without the frozen dataclass __init__: once per rows event.
-_revive_rendered_rows = slotted_constructor(RenderedRows)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class RenderedRecords:
     """Rows each written as a FlatMessage record of its own, with its record key, by a
     snapshot reader's process (``render_rows_apart``); an ``EncodedRowsApart``. Row ``i``'s
@@ -227,7 +224,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
             return None
         return AheadEncoding(
             functools.partial(render_rows, limit=limit),
-            _revive_rendered_rows,
+            RenderedRows,
             functools.partial(render_rows_apart, limit=limit),
             RenderedRecords,
             functools.partial(render_event, limit=limit),
@@ -265,7 +262,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         headers = binlog_headers(header)
         if not self.placement.fits(value, key, header, headers):
             return None
-        return new_record(route[0], route[1], key, value, headers)
+        return OutgoingRecord(route[0], route[1], key, value, headers)
 
     def _rendered_records(
         self, header: Header, rows: RenderedRecords, batch_id: int, ts: int
@@ -284,7 +281,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
             raise _misfit(header, route is None)
         topic, partition = route
         return [
-            new_record(topic, partition, key, head + after_head, headers)
+            OutgoingRecord(topic, partition, key, head + after_head, headers)
             for head, key in zip(heads, keys, strict=True)
         ]
 
@@ -326,7 +323,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         headers = binlog_headers(header)
         if route is None or not self.placement.fits(value, rows.key, header, headers):
             raise _misfit(header, route is None)
-        return new_record(route[0], route[1], rows.key, value, headers)
+        return OutgoingRecord(route[0], route[1], rows.key, value, headers)
 
 
 def _misfit(header: Header, hashed: bool) -> RenderedRowsMisfit:

@@ -27,7 +27,6 @@ from typing import Any
 
 import orjson
 
-from bridge.construct import slotted_constructor
 from bridge.entry import (
     Column,
     Entry,
@@ -38,6 +37,7 @@ from bridge.entry import (
     RowData,
     row_images,
 )
+from bridge.model import value_class
 from bridge.mq.rendering import message_gtid
 from bridge.mq.routing import PartitionRouter, record_key
 
@@ -48,7 +48,7 @@ _DML = (EventType.INSERT, EventType.UPDATE, EventType.DELETE)
 SKIPPED_ENTRY_TYPES = (EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND, EntryType.HEARTBEAT)
 
 
-@dataclass(frozen=True, slots=True, eq=True)
+@value_class
 class FlatMessage:
     """canal's FlatMessage; field names are Pythonic, ``to_dict`` gives canal's JSON names."""
 
@@ -104,7 +104,6 @@ class FlatMessage:
 
 
 # Positional, without the frozen dataclass __init__: one FlatMessage per rows event.
-_new_flat_message = slotted_constructor(FlatMessage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +167,7 @@ def flat_message_of(entry: Entry, change: RowChange, batch_id: int, ts: int) -> 
                 data.append(row)
             if is_update:
                 old.append(_old_values(row_data, names, values))
-    return _new_flat_message(
+    return FlatMessage(
         batch_id,
         header.schema_name,
         header.table_name,

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bridge.config import DEFAULT_MAX_RECORD_BYTES
-from bridge.construct import slotted_constructor
 from bridge.entry import AheadEncoding, Entry, Header, RowChange
+from bridge.model import value_class
 from bridge.mq.routing import PartitionRouter, TopicPartitions, TopicRouter
 from bridge.position import SnapshotHeader
 
@@ -39,7 +39,7 @@ _FIXED_HEADER_BYTES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class OutgoingRecord:
     topic: str
     partition: int
@@ -49,7 +49,6 @@ class OutgoingRecord:
 
 
 # Positional, without the frozen dataclass __init__: one record per rows event.
-new_record = slotted_constructor(OutgoingRecord)
 
 
 @functools.lru_cache(maxsize=64)

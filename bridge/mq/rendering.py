@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from bridge import native
-from bridge.construct import slotted_constructor
 from bridge.entry import EncodedAhead, EventType, Header, RowChange, RowData, UndecodedRows
 from bridge.position import SnapshotHeader
 
@@ -21,10 +20,6 @@ NATIVE_KINDS = {
     EventType.UPDATE: (1, EventType.UPDATE.value),
     EventType.DELETE: (2, EventType.DELETE.value),
 }
-
-
-# A positional EncodedAhead constructor (this runs once per rows event); see bridge.construct.
-_encoded_ahead = slotted_constructor(EncodedAhead)
 
 
 def native_rows(change: RowChange) -> tuple[tuple[int, str], tuple[RowData, ...]] | None:
@@ -78,7 +73,7 @@ def render_event(header: Header, event: UndecodedRows, limit: int) -> EncodedAhe
         event.pos,
         limit,
     )
-    return None if parts is None else _encoded_ahead(parts[0], parts)
+    return None if parts is None else EncodedAhead(parts[0], parts)
 
 
 def render_rows_apart(

@@ -22,7 +22,6 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from bridge.construct import slotted_constructor
 from bridge.entry import (
     EncodedAhead,
     Entry,
@@ -71,10 +70,6 @@ _V2_ROWS = frozenset(
 )
 # The codes every transaction meets, bound once (an enum attribute is a class lookup per use).
 _TABLE_MAP, _XID, _XA_PREPARE = _E.TABLE_MAP_EVENT, _E.XID_EVENT, _E.XA_PREPARE_LOG_EVENT
-# Positional constructors of the model classes, all fields in order (see bridge.construct).
-_new_header = slotted_constructor(Header)
-_new_entry = slotted_constructor(Entry)
-_new_row_change = slotted_constructor(RowChange)
 _MAX_TABLE_MAPS = 4096  # distinct TABLE_MAP definitions cached by their bytes
 _NO_ENTRIES: tuple[Entry, ...] = ()
 
@@ -248,7 +243,7 @@ class EventConverter:
         table_name: str = "",
         event_type: EventType | None = None,
     ) -> Header:
-        return _new_header(
+        return Header(
             self._journal,
             raw.log_pos - raw.event_size,
             raw.server_id,
@@ -261,7 +256,7 @@ class EventConverter:
         )
 
     def _entry(self, raw: RawEvent, entry_type: EntryType, transaction_id: str = "") -> Entry:
-        return _new_entry(self._header(raw), entry_type, None, transaction_id)
+        return Entry(self._header(raw), entry_type, None, transaction_id)
 
     def _heartbeat(self, raw: RawEvent) -> Entry:
         """A HEARTBEAT at the position the source is at: the event's own ``log_pos`` (v1), or
@@ -335,8 +330,8 @@ class EventConverter:
             raise SchemaMismatch(
                 f"{exc} (binlog position {header.logfile_name}:{header.logfile_offset})"
             ) from exc
-        change = _new_row_change(event_type, False, "", "", rows)
-        return _new_entry(header, EntryType.ROWDATA, change, "")
+        change = RowChange(event_type, False, "", "", rows)
+        return Entry(header, EntryType.ROWDATA, change, "")
 
     def _rows(
         self,

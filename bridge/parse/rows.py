@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import tzinfo
 from typing import Any, Literal
 
-from bridge.construct import slotted_constructor
 from bridge.entry import Column, RowData
+from bridge.model import value_class
 from bridge.parse.codes import MysqlType
 from bridge.parse.compiled import Spec, column_spec, image_reader
 from bridge.parse.json_diff import (
@@ -74,11 +74,6 @@ class ColumnCountMismatch(RowDecodeError):
             f"table definition has {len(table.columns)} ({listed}); the table was probably "
             "altered since this definition was loaded"
         )
-
-
-# A positional ``Column`` constructor about twice as fast as the frozen dataclass ``__init__``
-# (this runs once per value); see bridge.construct.
-new_column = slotted_constructor(Column)
 
 
 def _failing(error: UnsupportedColumnType) -> ValueDecoder:
@@ -176,7 +171,7 @@ def _image_reader(steps: tuple[tuple[Any, ...], ...], null_bytes: int) -> ImageR
     return reader
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class RowsEvent:
     """A rows event's images, not decoded: its plans (``before`` and ``after`` are one plan
     but for an UPDATE), the body and where the images start in it. What an encoder that
@@ -188,9 +183,6 @@ class RowsEvent:
     body: bytes
     pos: int
 
-
-# A positional RowsEvent constructor (this runs once per rows event); see bridge.construct.
-_new_rows_event = slotted_constructor(RowsEvent)
 
 # One decoded image: its plan, the values (None for NULL) and the sql types, column by column.
 Image = tuple[Plan, tuple[str | None, ...], tuple[int, ...]]
@@ -268,26 +260,33 @@ class DecodedRow(RowData):
 
 
 _NO_VALUES: tuple[Any, ...] = ()
-# A positional DecodedRow constructor (this runs once per row); see bridge.construct.
-decoded_row: Callable[
-    [
-        Plan | None,
-        tuple[str | None, ...],
-        tuple[int, ...],
-        Plan | None,
-        tuple[str | None, ...],
-        tuple[int, ...],
-    ],
-    DecodedRow,
-] = slotted_constructor(
-    DecodedRow, ("old_plan", "old_values", "old_types", "new_plan", "new_values", "new_types")
-)
+_new_object = object.__new__
+
+
+def decoded_row(  # noqa: PLR0917  (one positional field per image part; runs once per row)
+    old_plan: Plan | None,
+    old_values: tuple[str | None, ...],
+    old_types: tuple[int, ...],
+    new_plan: Plan | None,
+    new_values: tuple[str | None, ...],
+    new_types: tuple[int, ...],
+) -> DecodedRow:
+    """A DecodedRow of its images, its ``before`` / ``after`` slots left for the properties
+    to fill (``RowData.__init__`` would set them)."""
+    row: DecodedRow = _new_object(DecodedRow)
+    row.old_plan = old_plan
+    row.old_values = old_values
+    row.old_types = old_types
+    row.new_plan = new_plan
+    row.new_values = new_values
+    row.new_types = new_types
+    return row
 
 
 def _columns(image: Image, updated: bool) -> tuple[Column, ...]:
     """The Columns of an INSERT's after image (all ``updated``) or of a before image (none)."""
     plan, values, types = image
-    make = new_column
+    make = Column
     return tuple(
         [
             make(index, sql_type, name, key, updated, value is None, value or "", mysql_type)
@@ -306,7 +305,7 @@ def _updated_columns(image: Image, before: Image) -> tuple[Column, ...]:
     else:
         by_index = dict(zip(before[0].indexes, before[1], strict=True))
         olds = [by_index.get(i, _MISSING) for i in plan.indexes]
-    make = new_column
+    make = Column
     return tuple(
         [
             make(index, sql_type, name, key, value != old, value is None, value or "", mysql_type)
@@ -370,7 +369,7 @@ class RowDecoder:
         before_plan, after_plan, pos = self._plans_of(kind, body, column_count)
         if kind == "partial_update":
             return None
-        return _new_rows_event(kind, before_plan, after_plan, body, pos)
+        return RowsEvent(kind, before_plan, after_plan, body, pos)
 
     def decode(
         self, kind: RowsKind, body: bytes, column_count: int | None = None

@@ -16,7 +16,6 @@ import marshal
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bridge.construct import slotted_constructor
 from bridge.entry import (
     AheadEncode,
     Column,
@@ -30,7 +29,7 @@ from bridge.entry import (
     RowData,
     row_images,
 )
-from bridge.parse.rows import DecodedRow, Plan, decoded_row, new_column
+from bridge.parse.rows import DecodedRow, Plan, decoded_row
 
 NO_PLAN = -1
 
@@ -38,10 +37,6 @@ NO_PLAN = -1
 PlanColumn = tuple[int, str, bool, str, int]
 _EVENT_TYPES = {t.value: t for t in EventType}
 _ENTRY_TYPES = {t.value: t for t in EntryType}
-_new_header = slotted_constructor(Header)
-_new_entry = slotted_constructor(Entry)
-_new_row_change = slotted_constructor(RowChange)
-_new_row_data = slotted_constructor(RowData)
 
 
 # Enum values are read as ``_value_`` here: ``.value`` is a Python-level property, three
@@ -157,7 +152,7 @@ class EntryDecoder:
         transaction_id: str,
         change: tuple[Any, ...] | None,
     ) -> Entry:
-        header = _new_header(
+        header = Header(
             logfile_name,
             logfile_offset,
             server_id,
@@ -171,14 +166,14 @@ class EntryDecoder:
         row_change = None
         if change is not None:
             kind, is_ddl, sql, ddl_schema_name, rows = change
-            row_change = _new_row_change(
+            row_change = RowChange(
                 _EVENT_TYPES[kind],
                 is_ddl,
                 sql,
                 ddl_schema_name,
                 self._encoded(rows) if type(rows) is tuple else self._rows(rows),
             )
-        return _new_entry(header, _ENTRY_TYPES[entry_type], row_change, transaction_id)
+        return Entry(header, _ENTRY_TYPES[entry_type], row_change, transaction_id)
 
     def _encoded(self, parts: tuple[Any, ...]) -> EncodedRows:
         if self._revive is None:
@@ -204,8 +199,6 @@ class EntryDecoder:
             else:
                 before, after = row
                 built.append(
-                    _new_row_data(
-                        tuple(new_column(*c) for c in before), tuple(new_column(*c) for c in after)
-                    )
+                    RowData(tuple(Column(*c) for c in before), tuple(Column(*c) for c in after))
                 )
         return tuple(built)

@@ -24,7 +24,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bridge.construct import slotted_constructor
 from bridge.entry import Entry, EntryType
 from bridge.position import LogIdentity
 from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
@@ -32,7 +31,6 @@ from bridge.sink.filters import FieldFilter, TableFilter
 from bridge.store import Event, EventStore
 
 # A positional Event constructor, without the frozen dataclass __init__: one per entry put.
-new_event = slotted_constructor(Event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +111,7 @@ class EntrySink:
         for entry in entries:
             kind = entry.entry_type
             if kind is EntryType.TRANSACTIONBEGIN:
-                self._held_begin = new_event(identity, entry)
+                self._held_begin = Event(identity, entry)
                 self._rows_stored = False
             elif kind is EntryType.ROWDATA:
                 if not self._accepts(entry):
@@ -122,13 +120,13 @@ class EntrySink:
                     out.append(self._held_begin)
                     self._held_begin = None
                 kept = entry if self.field_filter is None else self.field_filter.apply(entry)
-                out.append(new_event(identity, kept))
+                out.append(Event(identity, kept))
                 self._rows_stored = True
             elif kind is EntryType.TRANSACTIONEND:
                 if self._rows_stored or self._pass_empty(entry):
                     if self._held_begin is not None:
                         out.append(self._held_begin)
-                    out.append(new_event(identity, entry))
+                    out.append(Event(identity, entry))
                 self._held_begin = None
                 self._rows_stored = False
         return out

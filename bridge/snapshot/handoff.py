@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bridge.construct import slotted_constructor
 from bridge.entry import EncodedRowsApart, Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.position import (
     EntryPosition,
@@ -41,13 +40,6 @@ class StoreBacklog(Protocol):
 
     @property
     def unacked_items(self) -> int: ...
-
-
-_new_header = slotted_constructor(SnapshotHeader)
-_new_entry = slotted_constructor(Entry)
-_new_row_change = slotted_constructor(RowChange)
-_new_progress = slotted_constructor(SnapshotProgress)
-_new_table = slotted_constructor(TableProgress)
 
 
 @dataclass(eq=False)
@@ -198,12 +190,12 @@ class SnapshotHandoff:
         def progress_at(step: TableProgress) -> SnapshotProgress:
             if place is None:  # not in the plan (cannot happen): the plan as it is
                 return self.progress
-            return _new_progress((*before, step, *after))
+            return SnapshotProgress((*before, step, *after))
 
         chunk_name = f"{chunk.table};{chunk.number}"
 
         def header(event_type: EventType | None, progress: SnapshotProgress | None) -> Header:
-            return _new_header(
+            return SnapshotHeader(
                 at.journal_name or "",
                 at.position or 0,
                 at.server_id or 0,
@@ -217,9 +209,7 @@ class SnapshotHandoff:
                 progress,
             )
 
-        entries: list[Entry] = [
-            _new_entry(header(None, None), EntryType.TRANSACTIONBEGIN, None, "")
-        ]
+        entries: list[Entry] = [Entry(header(None, None), EntryType.TRANSACTIONBEGIN, None, "")]
         insert, rowdata, name = EventType.INSERT, EntryType.ROWDATA, chunk.table
         count, per_entry, keys = len(chunk.rows), chunk.per_entry, chunk.keys
         dropping = self._drop and bool(changed)
@@ -234,9 +224,9 @@ class SnapshotHandoff:
             else:
                 row_datas = _pick(chunk.rows, range(start, stop))
             rows += len(row_datas)
-            step = progress_at(_new_table(name, encoded, rows, False))
-            change = _new_row_change(insert, False, "", "", row_datas)
-            entries.append(_new_entry(header(insert, step), rowdata, change, ""))
+            step = progress_at(TableProgress(name, encoded, rows, False))
+            change = RowChange(insert, False, "", "", row_datas)
+            entries.append(Entry(header(insert, step), rowdata, change, ""))
         progress = progress_at(TableProgress(chunk.table, chunk.end_key, rows, done=chunk.last))
         entries.append(Entry(header(None, progress), EntryType.TRANSACTIONEND))
         self._put(entries)

@@ -8,6 +8,7 @@ from enum import Enum
 from typing import Protocol
 
 from bridge.entry import Entry
+from bridge.model import value_class
 from bridge.position import (
     LogIdentity,
     LogPosition,
@@ -36,7 +37,7 @@ def batch_items(entry: Entry) -> int:
     return max(1, len(change.row_datas))
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Event:
     """An entry with the source it was read from (canal's store Event)."""
 

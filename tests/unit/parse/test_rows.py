@@ -16,7 +16,6 @@ from bridge.parse.rows import (
     Plan,
     RowDecoder,
     decoded_row,
-    new_column,
 )
 from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.parse.values import TruncatedRowImage, UnsupportedColumnType
@@ -205,15 +204,6 @@ def test_empty_event_has_no_rows() -> None:
 def test_no_present_columns_with_data_raises_instead_of_looping() -> None:
     with pytest.raises(TruncatedRowImage, match="does not fit"):
         RowDecoder(TABLE).decode("delete", bitmap([False] * 5) + b"\x00\x00")
-
-
-def test_fast_column_constructor_equals_dataclass() -> None:
-    args = (3, 12, "note", False, True, False, "x", "varchar(3)")
-    fast = new_column(*args)
-    assert fast == Column(*args)
-    assert type(fast) is Column
-    with pytest.raises(AttributeError):
-        fast.value = "y"  # type: ignore[misc]
 
 
 def test_fast_decoded_row_constructor_sets_each_image_in_argument_order() -> None:
