@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -120,7 +120,8 @@ class BinlogParser:
         resume = start
         # Where a new dump starts: at this transaction's BEGIN, or after its END or DDL (the
         # position is made only when needed: two objects per one-row transaction otherwise).
-        boundary: tuple[Entry, bool] | None = None
+        boundary: Entry | None = None
+        after_boundary = False
         last: Entry | None = None  # the last entry yielded, heartbeats aside
         backoff = Backoff(1.0, self._max_backoff_s)
         while not self._stopping.is_set():
@@ -128,29 +129,32 @@ class BinlogParser:
                 # A new dump starts at the transaction in progress: what was yielded before
                 # comes again first, and is skipped up to the last entry yielded.
                 replayed = None if last is None else _binlog_key(last)
-                for entry in self._dump(facts, resume):
-                    entry_type = entry.entry_type
-                    if entry_type is not EntryType.HEARTBEAT:
-                        if replayed is not None:
-                            if _binlog_key(entry) <= replayed:
-                                continue
-                            replayed = None
-                        last = entry
-                    backoff.reset()
-                    if entry_type is EntryType.TRANSACTIONBEGIN:
-                        boundary = (entry, False)
-                    elif entry_type is EntryType.TRANSACTIONEND or (
-                        entry.row_change is not None and entry.row_change.is_ddl
-                    ):
-                        boundary = (entry, True)
-                    yield entry
+                for converted in self._dump(facts, resume):
+                    for entry in converted:
+                        entry_type = entry.entry_type
+                        if entry_type is not EntryType.HEARTBEAT:
+                            if replayed is not None:
+                                if _binlog_key(entry) <= replayed:
+                                    continue
+                                replayed = None
+                            last = entry
+                        if backoff.failures:
+                            backoff.reset()
+                        if entry_type is EntryType.TRANSACTIONBEGIN:
+                            boundary, after_boundary = entry, False
+                        elif entry_type is EntryType.TRANSACTIONEND or (
+                            entry.row_change is not None and entry.row_change.is_ddl
+                        ):
+                            boundary, after_boundary = entry, True
+                        yield entry
                 return
             except SourceUnreachable as exc:
                 if self._stopping.is_set():
                     return
                 if boundary is not None:
-                    entry, after = boundary
-                    resume = resume_position_after(entry) if after else position_of(entry)
+                    resume = (
+                        resume_position_after(boundary) if after_boundary else position_of(boundary)
+                    )
                 delay = backoff.next()
                 log.warning(
                     "%s; retrying from %s:%s in %.1fs",
@@ -161,9 +165,10 @@ class BinlogParser:
                 )
                 self._stopping.wait(delay)
 
-    def _dump(self, facts: SourceFacts, start: EntryPosition) -> Iterator[Entry]:
+    def _dump(self, facts: SourceFacts, start: EntryPosition) -> Iterator[Iterable[Entry]]:
         """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
-        converts them (``EventConverter``)."""
+        converts them (``EventConverter``): the entries of each event (often none; handed
+        on as converted, one generator step per event rather than per entry)."""
         with open_connection(self._source) as conn:
             converter = EventConverter(
                 LiveSchema(conn),
@@ -174,7 +179,7 @@ class BinlogParser:
             )
             convert = converter.convert_raw
             for raw in self._events(facts, start, converter.repeats_table_map):
-                yield from convert(raw)
+                yield convert(raw)
 
     def _request(self, facts: SourceFacts, start: EntryPosition) -> DumpRequest:
         request = DumpRequest(
