@@ -69,12 +69,6 @@ class MemoryEventStore:
     otherwise hold 4,096 events of 8 KiB each, three times over (the batch sent, the next one
     built, librdkafka's copies); with it the 500k-row transaction of the benchmark's workload
     (c) peaks below 200 MB, not 220-260.
-
-    In both modes a put waits while the unacked events hold ``buffer_size * mem_unit`` bytes
-    of binlog (16 MiB at defaults, canal's MEMSIZE bound; one put into an empty store is
-    always taken). In ITEMSIZE mode canal bounds only the count: 16,384 rows events of a big
-    transaction are 128 MiB of binlog and more than twice that as records waiting in memory,
-    and a reader faster than Kafka fills the store to that (workload (c) peaked at 205 MB).
     """
 
     def __init__(self, config: MemoryStoreConfig | None = None) -> None:
@@ -179,7 +173,9 @@ class MemoryEventStore:
     def _has_room(self, count: int) -> bool:
         if self._put_seq + count - self._ack_seq > self.config.buffer_size:
             return False
-        return self._put_mem - self._ack_mem < self.capacity_bytes
+        if self.config.batch_mode is BatchMode.MEMSIZE:
+            return self._put_mem - self._ack_mem < self.capacity_bytes
+        return True
 
     def _fit(self, count: int) -> None:
         """Grow the ring to hold ``count`` more unacked events (``_has_room`` said they fit

@@ -540,9 +540,8 @@ def test_ack_after_rollback_raises(store: MemoryEventStore) -> None:
 # -- MEMSIZE -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", [BatchMode.MEMSIZE, BatchMode.ITEMSIZE])
-def test_capacity_counts_bytes_in_either_mode(mode: BatchMode) -> None:
-    s = _store(4, mode, mem_unit=100)  # 400 bytes
+def test_memsize_capacity_counts_bytes() -> None:
+    s = _store(4, BatchMode.MEMSIZE, mem_unit=100)  # 400 bytes
     assert s.capacity_bytes == 400
     big = [ev(row(i * 150, size=150)) for i in range(4)]
     assert s.try_put(big[:1])
@@ -557,9 +556,8 @@ def test_capacity_counts_bytes_in_either_mode(mode: BatchMode) -> None:
     assert s.try_put(big[3:])
 
 
-@pytest.mark.parametrize("mode", [BatchMode.MEMSIZE, BatchMode.ITEMSIZE])
-def test_single_oversized_entry_is_admitted_in_either_mode(mode: BatchMode) -> None:
-    s = _store(4, mode, mem_unit=10)  # 40 bytes
+def test_memsize_single_oversized_entry_is_admitted() -> None:
+    s = _store(4, BatchMode.MEMSIZE, mem_unit=10)  # 40 bytes
     assert s.try_put([ev(row(0, size=1000))])
     assert not s.try_put([ev(row(1000, size=1))])
 

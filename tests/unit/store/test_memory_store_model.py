@@ -70,9 +70,8 @@ def test_batches_and_accounting_match_the_model(
         if action < 0.4 and room:
             events = [_event(rng, offset + i * 5000) for i in range(rng.randint(1, room))]
             offset += len(events) * 5000
-            # Either mode also needs the held bytes under capacity before the put (canal's
-            # MEMSIZE check, which the store applies in ITEMSIZE mode too).
-            fits = store.used_memory < buffer * config.mem_unit
+            # MEMSIZE also needs the held bytes under capacity before the put (canal's check).
+            fits = mode is BatchMode.ITEMSIZE or store.used_memory < buffer * config.mem_unit
             assert store.put(events, timeout=0) is fits
             if fits:
                 model.held += events
