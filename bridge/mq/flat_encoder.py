@@ -158,9 +158,6 @@ class RenderedRows:
         return b"".join((self.head, batch_id, self.middle, ts, self.tail))
 
 
-# RenderedRows from its parts, without the frozen dataclass __init__: once per rows event.
-
-
 @value_class
 class RenderedRecords:
     """Rows each written as a FlatMessage record of its own, with its record key, by a

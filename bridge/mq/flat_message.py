@@ -103,9 +103,6 @@ class FlatMessage:
         return replace(self, data=tuple(data) or None, old=tuple(old) if old else None)
 
 
-# Positional, without the frozen dataclass __init__: one FlatMessage per rows event.
-
-
 @dataclass(frozen=True, slots=True)
 class SourcedMessage:
     """A FlatMessage with the header of the entry it came from (for record headers, errors)."""

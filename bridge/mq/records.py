@@ -48,9 +48,6 @@ class OutgoingRecord:
     headers: tuple[tuple[str, bytes], ...]
 
 
-# Positional, without the frozen dataclass __init__: one record per rows event.
-
-
 @functools.lru_cache(maxsize=64)
 def _file_header(logfile_name: str) -> tuple[str, bytes]:
     """The binlog file header of a record, made once per file (every record has one)."""

@@ -30,8 +30,6 @@ from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
 from bridge.store import Event, EventStore
 
-# A positional Event constructor, without the frozen dataclass __init__: one per entry put.
-
 
 @dataclass(frozen=True, slots=True)
 class SinkOptions:

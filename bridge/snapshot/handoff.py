@@ -182,7 +182,7 @@ class SnapshotHandoff:
         current = self.progress.table(chunk.table) or TableProgress(chunk.table)
         rows = current.rows
         # Per entry: the progress after it (the plan with this table's step replaced) and
-        # the entry, built without the frozen dataclasses' __init__.
+        # the entry.
         tables = self.progress.tables
         place = next((i for i, t in enumerate(tables) if t.table == chunk.table), None)
         before, after = (tables, ()) if place is None else (tables[:place], tables[place + 1 :])
