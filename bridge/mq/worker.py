@@ -47,7 +47,7 @@ class OutletGuard(Protocol):
 class WorkerSettings:
     """How one worker paces itself; ``for_destination`` takes them from the config."""
 
-    batch_size: int = 4096
+    batch_size: int = 1024
     # None: what is there now; <= 0: block for a full batch; > 0: wait that long.
     get_timeout_s: float | None = 0.1
     # None: the producer's default (its message timeout plus a grace).

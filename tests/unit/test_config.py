@@ -79,7 +79,7 @@ def test_example_file_takes_the_password_from_the_environment() -> None:
 def test_defaults() -> None:
     config = parse_config(base(), environ={})
     dest = config.destinations[0]
-    assert (dest.batch_size, dest.get_timeout_ms, dest.transaction_size) == (4096, 100, 1024)
+    assert (dest.batch_size, dest.get_timeout_ms, dest.transaction_size) == (1024, 100, 1024)
     assert (dest.store.buffer_size, dest.store.mem_unit, dest.store.mode) == (
         16384,
         1024,
@@ -527,14 +527,18 @@ def test_transaction_size_must_fit_the_store() -> None:
 
 
 def test_batch_size_must_fit_the_store_in_item_mode() -> None:
-    small_store = with_("destinations.0.store", {"buffer_size": 1024, "mode": "ITEMSIZE"})
+    small_store = with_(
+        "destinations.0.transaction_size",
+        512,
+        with_("destinations.0.store", {"buffer_size": 512, "mode": "ITEMSIZE"}),
+    )
     problems = problems_of(small_store)
     assert any(
-        "batch_size 4096 must not exceed store.buffer_size 1024: lower batch_size" in p
+        "batch_size 1024 must not exceed store.buffer_size 512: lower batch_size" in p
         for p in problems
     ), problems
-    fits = parse_config(with_("destinations.0.batch_size", 1024, small_store), environ={})
-    assert fits.destinations[0].batch_size == 1024
+    fits = parse_config(with_("destinations.0.batch_size", 512, small_store), environ={})
+    assert fits.destinations[0].batch_size == 512
     # In MEMSIZE mode batch_size counts mem_unit bytes, not slots.
     memsize = with_("destinations.0.store.mode", "MEMSIZE", small_store)
-    assert parse_config(memsize, environ={}).destinations[0].batch_size == 4096
+    assert parse_config(memsize, environ={}).destinations[0].batch_size == 1024
