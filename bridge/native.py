@@ -60,8 +60,8 @@ class Compiled(Protocol):
 
     def binlog_events(self, buffer: bytes, at: int, events: list[bytes]) -> int:
         """Appends the event of each whole packet of ``buffer`` from ``at`` on that carries
-        one to ``events``; returns where the first packet it did not take starts
-        (``bridge.parse.framing.EventReader``)."""
+        one (continuation packets joined) to ``events``; returns where the first packet it did
+        not take starts (``bridge.parse.framing.EventReader``)."""
         ...
 
     def rows_event_parts(  # noqa: PLR0917  (one flat call per rows event)

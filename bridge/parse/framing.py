@@ -6,8 +6,8 @@ events, and hands out each event's bytes; ``RawEvent`` gives its 19-byte header 
 an object per network packet (as a client library would) costs more than decoding the rows.
 
 Where the compiled module is loaded (``bridge.native``), its ``binlog_events`` cuts every whole
-event packet of a read in one call; anything else (a packet continued past 16 MiB, an error or
-EOF packet, a packet still incomplete) is read by the Python loop, which is also the twin.
+event packet of a read in one call; anything else (an error or EOF packet, a packet not whole
+yet) is read by the Python loop, which is also the twin.
 
 Failures: an error packet from the server is raised as pymysql raises it (so
 ``BinlogPurged`` and friends are recognised as before); a short read (the server or ``stop()``
@@ -114,24 +114,23 @@ class EventReader:
         self._buffer = b"".join(chunks)
         self._pos = 0
 
-    def _next_packet_size(self) -> int:
-        """The size of the packet at ``_pos`` with its header (4 while the header is not whole)."""
+    def _whole_packet(self) -> int:
+        """Makes the packet at ``_pos`` whole in the buffer (not its continuations); returns
+        its payload length."""
+        if len(self._buffer) - self._pos < 4:
+            self._fill(4)
         buffer, pos = self._buffer, self._pos
-        if len(buffer) - pos < 4:
-            return 4
-        return 4 + (buffer[pos] | buffer[pos + 1] << 8 | buffer[pos + 2] << 16)
+        length = buffer[pos] | buffer[pos + 1] << 8 | buffer[pos + 2] << 16
+        if len(buffer) - pos < 4 + length:
+            self._fill(4 + length)
+        return length
 
     def _payload(self) -> bytes:
         """The next MySQL packet's payload (continuation packets joined)."""
         parts: list[bytes] = []
         while True:
-            if len(self._buffer) - self._pos < 4:
-                self._fill(4)
+            length = self._whole_packet()
             buffer, pos = self._buffer, self._pos
-            length = buffer[pos] | buffer[pos + 1] << 8 | buffer[pos + 2] << 16
-            if len(buffer) - pos < 4 + length:
-                self._fill(4 + length)
-                buffer, pos = self._buffer, self._pos
             start = pos + 4
             self._pos = start + length
             if length < MAX_PACKET and not parts:
@@ -148,14 +147,12 @@ class EventReader:
             return data
         compiled = native.module
         if compiled is not None:
-            packet = self._next_packet_size()
-            if packet > len(self._buffer) - self._pos:
-                self._fill(packet)
+            self._whole_packet()
             self._ready, self._taken = [], 1
             self._pos = compiled.binlog_events(self._buffer, self._pos, self._ready)
             if self._ready:
                 return self._ready[0]
-            # A whole packet that is no plain event packet: the Python loop reads it.
+            # No event packet, or one continued past what was read: the Python loop reads it.
         payload = self._payload()
         marker = payload[0] if payload else 0xFE
         if marker == 0:

@@ -28,8 +28,9 @@ const MORE: u8 = 0;
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
 /// One logical packet's payload (joined over 16 MiB continuation packets) at ``at``, and
-/// where the next packet starts; None while it is incomplete.
-fn payload(buffer: &[u8], at: usize) -> Option<(std::borrow::Cow<'_, [u8]>, usize)> {
+/// where the next packet starts; None while it is incomplete. Also the binlog framing's
+/// (`framing::binlog_events`).
+pub(crate) fn payload(buffer: &[u8], at: usize) -> Option<(std::borrow::Cow<'_, [u8]>, usize)> {
     let mut at = at;
     let mut joined: Option<Vec<u8>> = None;
     loop {
