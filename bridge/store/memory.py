@@ -93,6 +93,7 @@ class MemoryEventStore:
         self._put_mem = self._get_mem = self._ack_mem = 0
         self._put_items = self._get_items = self._ack_items = 0  # batch_items of entries
         self._last_put: Event | None = None
+        self._last_snapshot_seq = _INIT_SEQUENCE  # the newest snapshot entry's sequence
         self._last_ack: Event | None = None
         self._woken = False  # wake() came: the next idle wait ends at once
         self._caught_up = False  # source_caught_up() came after the last put
@@ -207,8 +208,13 @@ class MemoryEventStore:
             sequence += 1
             slot = sequence & mask
             slots[slot] = event
-            mem += event.entry.mem_size
-            items += batch_items(event.entry)
+            entry = event.entry
+            mem += entry.mem_size
+            if type(entry.header) is SnapshotHeader:
+                items += batch_items(entry)
+                self._last_snapshot_seq = sequence
+            else:
+                items += 1  # batch_items of a binlog entry, without the call
             mem_after[slot] = mem
             items_after[slot] = items
         self._put_seq, self._put_mem, self._put_items = sequence, mem, items
@@ -275,7 +281,8 @@ class MemoryEventStore:
             self._get_seq = last
             self._get_mem = self._mem_after[last & self._mask]
             self._get_items = self._items_after[last & self._mask]
-        return Events(tuple(taken), _range_of(taken), first, self._get_seq)
+        snapshot = self._last_snapshot_seq >= first
+        return Events(tuple(taken), _range_of(taken, snapshot), first, self._get_seq)
 
     def _last_of_batch(self, first: int, batch_size: int) -> int:
         """The last sequence a batch from ``first`` takes: events are taken while the batch
@@ -411,12 +418,13 @@ class MemoryEventStore:
         return True
 
 
-def _range_of(events: list[Event]) -> PositionRange | None:
+def _range_of(events: list[Event], snapshot: bool) -> PositionRange | None:
     """start/end of the batch; ack after its last ack point (transaction end, DDL, snapshot
     row; None without one), with the newest snapshot progress an ack point of the batch
     carries (the server keeps the cursor's own when the batch has none), as
-    ``ack_position_after`` keeps it. The position is made once, for the last ack point: a
-    batch of one-row transactions holds a thousand of them."""
+    ``ack_position_after`` keeps it; ``snapshot``: whether a snapshot entry may be among
+    ``events`` (else none is looked for). The position is made once, for the last ack point:
+    a batch of one-row transactions holds a thousand of them."""
     if not events:
         return None
     # The last ack point, looked for from the end: a batch nearly always ends with one.
@@ -425,14 +433,16 @@ def _range_of(events: list[Event]) -> PositionRange | None:
     if last is not None:
         # An entry carrying snapshot progress is an ack point itself, so none comes after
         # ``last``; only snapshot entries carry it (the type test is the cheap one).
-        progress = next(
-            (
-                carried
-                for event in reversed(events)
-                if type(event.entry.header) is SnapshotHeader
-                and (carried := snapshot_progress_of(event.entry)) is not None
-            ),
-            None,
-        )
+        progress = None
+        if snapshot:
+            progress = next(
+                (
+                    carried
+                    for event in reversed(events)
+                    if type(event.entry.header) is SnapshotHeader
+                    and (carried := snapshot_progress_of(event.entry)) is not None
+                ),
+                None,
+            )
         ack = LogPosition(last.identity, resume_position_after(last.entry), progress)
     return PositionRange(events[0].log_position(), events[-1].log_position(), ack)
