@@ -133,8 +133,9 @@ class Entry:
 
     @property
     def mem_size(self) -> int:
-        """Bytes this entry is charged in the store's MEMSIZE mode (canal: the raw event size)."""
-        return max(self.header.event_length, 1)
+        """Bytes this entry is charged in the store's MEMSIZE mode (canal: the raw event size;
+        at least 1, for entries made by the bridge)."""
+        return self.header.event_length or 1
 
 
 # A change's rows written in the output format as plain parts, or None to send the rows.

@@ -9,7 +9,6 @@ headers, are the same for every format.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -48,30 +47,42 @@ class OutgoingRecord:
     headers: tuple[tuple[str, bytes], ...]
 
 
-@functools.lru_cache(maxsize=64)
-def _file_header(logfile_name: str) -> tuple[str, bytes]:
-    """The binlog file header of a record, made once per file (every record has one)."""
-    return HEADER_FILE, logfile_name.encode()
-
-
-@functools.lru_cache(maxsize=64)
-def _server_id_header(server_id: int) -> tuple[str, bytes]:
-    """The server id header of a record, made once per server id."""
-    return HEADER_SERVER_ID, str(server_id).encode()
+# Per (binlog file, server id): the file and server id headers, made once (every record of a
+# file has the same two); cleared when it holds this many.
+_SOURCE_HEADERS: dict[tuple[str, int], tuple[tuple[str, bytes], tuple[str, bytes]]] = {}
+_MAX_SOURCE_HEADERS = 64
 
 
 def binlog_headers(header: Header) -> tuple[tuple[str, bytes], ...]:
-    """Binlog coordinates of the entry a record was built from (gtid only when known)."""
-    headers = [
-        _file_header(header.logfile_name),
-        (HEADER_POSITION, str(header.logfile_offset).encode()),
-        _server_id_header(header.server_id),
-    ]
+    """Binlog coordinates of the entry a record was built from (gtid only when known). Built
+    for every record: the two headers a file shares come from a cache, looked up inline."""
+    source = _SOURCE_HEADERS.get((header.logfile_name, header.server_id))
+    if source is None:
+        source = _source_headers(header.logfile_name, header.server_id)
+    file_header, server_header = source
+    position = (HEADER_POSITION, b"%d" % header.logfile_offset)
+    if type(header) is SnapshotHeader:
+        return _snapshot_headers(header, file_header, position, server_header)
     if header.gtid:
-        headers.append((HEADER_GTID, header.gtid.encode()))
-    if isinstance(header, SnapshotHeader):
-        headers.append((HEADER_SNAPSHOT, header.chunk.encode()))
-    return tuple(headers)
+        return file_header, position, server_header, (HEADER_GTID, header.gtid.encode())
+    return file_header, position, server_header
+
+
+def _source_headers(
+    logfile_name: str, server_id: int
+) -> tuple[tuple[str, bytes], tuple[str, bytes]]:
+    if len(_SOURCE_HEADERS) >= _MAX_SOURCE_HEADERS:
+        _SOURCE_HEADERS.clear()
+    made = (HEADER_FILE, logfile_name.encode()), (HEADER_SERVER_ID, str(server_id).encode())
+    _SOURCE_HEADERS[logfile_name, server_id] = made
+    return made
+
+
+def _snapshot_headers(
+    header: SnapshotHeader, *coordinates: tuple[str, bytes]
+) -> tuple[tuple[str, bytes], ...]:
+    gtid = ((HEADER_GTID, header.gtid.encode()),) if header.gtid else ()
+    return (*coordinates, *gtid, (HEADER_SNAPSHOT, header.chunk.encode()))
 
 
 class RowsEncoder(Protocol):

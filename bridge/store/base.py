@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -17,6 +18,8 @@ from bridge.position import (
     is_ack_point,
     position_of,
 )
+
+_ENTRY = operator.attrgetter("entry")
 
 
 class BatchMode(Enum):
@@ -70,7 +73,7 @@ class Events:
 
     @property
     def entries(self) -> tuple[Entry, ...]:
-        return tuple(event.entry for event in self.events)
+        return tuple(map(_ENTRY, self.events))  # in C: a batch holds a thousand
 
     @property
     def mem_size(self) -> int:

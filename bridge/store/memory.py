@@ -209,8 +209,9 @@ class MemoryEventStore:
             slot = sequence & mask
             slots[slot] = event
             entry = event.entry
-            mem += entry.mem_size
-            if type(entry.header) is SnapshotHeader:
+            header = entry.header
+            mem += header.event_length or 1  # Entry.mem_size, without the property's call
+            if type(header) is SnapshotHeader:
                 items += batch_items(entry)
                 self._last_snapshot_seq = sequence
             else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import orjson
 import pytest
 
@@ -57,6 +59,23 @@ def test_gtid_header_left_out_when_unknown(make: EntryMaker) -> None:
         "binlog.file",
         "binlog.position",
         "binlog.server_id",
+    ]
+
+
+def test_each_record_names_its_own_binlog_file_and_server(make: EntryMaker) -> None:
+    """The file and server id headers are cached per (file, server id): records of other
+    files or servers, in any order, carry their own."""
+    entries = []
+    for name, server_id in [("a.000001", 1), ("a.000002", 1), ("a.000001", 2), ("a.000001", 1)]:
+        entry = make.insert("1")
+        header = replace(entry.header, logfile_name=name, server_id=server_id)
+        entries.append(replace(entry, header=header))
+    records = builder().build(entries, 1, TS)
+    assert [(r.headers[0][1], r.headers[2][1]) for r in records] == [
+        (b"a.000001", b"1"),
+        (b"a.000002", b"1"),
+        (b"a.000001", b"2"),
+        (b"a.000001", b"1"),
     ]
 
 
