@@ -181,7 +181,12 @@ class BinlogParser:
                 self._values,
                 self._encode_event,
             )
-            yield from self._events(facts, start, converter)
+            convert = converter.convert_raw
+            # Converted here, outside ``_events``: its handlers are for the dump's errors,
+            # and a conversion error (a refused event, a schema mismatch) must not be taken
+            # for a lost connection and retried.
+            for raw in self._events(facts, start, converter.repeats_table_map):
+                yield convert(raw)
 
     def _request(self, facts: SourceFacts, start: EntryPosition) -> DumpRequest:
         request = DumpRequest(
@@ -208,14 +213,11 @@ class BinlogParser:
         self,
         facts: SourceFacts,
         start: EntryPosition,
-        converter: EventConverter,
-    ) -> Iterator[Iterable[Entry]]:
-        """The dump's events, converted (one generator for both: a step per event is the
-        reader's largest cost after decoding). A TABLE_MAP the converter already has is
-        dropped here, before any object is made for it (a reconnect then resumes at that map,
-        which is harmless)."""
+        repeats_table_map: Callable[[bytes, bool], bool],
+    ) -> Iterator[RawEvent]:
+        """The dump's events; a TABLE_MAP the converter already has is dropped here, before
+        any object is made for it (a reconnect then resumes at that map, which is harmless)."""
         table_map, rotate = EventCode.TABLE_MAP_EVENT, EventCode.ROTATE_EVENT
-        convert, repeats_table_map = converter.convert_raw, converter.repeats_table_map
         request = self._request(facts, start)
         dump: DumpConnection | None = None
         try:
@@ -251,7 +253,7 @@ class BinlogParser:
                 elif raw.log_pos:
                     position = raw.log_pos
                 reconnected = False
-                yield convert(raw)
+                yield raw
         except pymysql.MySQLError as exc:
             if self._stopping.is_set():
                 return

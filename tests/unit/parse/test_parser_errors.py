@@ -1,0 +1,98 @@
+"""BinlogParser: which failures it retries. A lost dump connection is retried from the last
+transaction boundary; a failure to convert an event (here a ValueError, as a truncated packed
+integer raises) is raised as it is, not mistaken for a lost connection and retried for ever.
+
+The dump is a stand-in serving one event's bytes (the real dump is tested against MariaDB and
+MySQL in tests/integration); the converter is the real one until it is told to fail."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import pytest
+
+from bridge.parse import parser as parser_module
+from bridge.parse.access import SourceAccess
+from bridge.parse.convert import EventConverter
+from bridge.parse.events import HEADER
+from bridge.parse.framing import RawEvent
+from bridge.parse.source import SourceFacts
+from bridge.position import EntryPosition
+
+STOP_EVENT = 3  # passed by as harmless: only the patched conversion fails
+
+
+class _Reader:
+    def __init__(self, events: list[bytes]) -> None:
+        self._events = events
+
+    def next_event(self) -> bytes | None:
+        if not self._events:
+            raise ConnectionResetError("the stand-in dump has no more events")
+        return self._events.pop(0)
+
+
+class _Dump:
+    """A dump connection serving ``events`` (then losing the connection); counts how many
+    were opened."""
+
+    opened = 0
+    events: ClassVar[list[bytes]] = []
+
+    def __init__(self, *_: Any) -> None:
+        type(self).opened += 1
+        self.checksum = False
+        self.reader = _Reader(list(self.events))
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def parser(monkeypatch: pytest.MonkeyPatch) -> parser_module.BinlogParser:
+    facts = SourceFacts(1, "10.11.0-MariaDB", True, True, dt.UTC)
+    _Dump.opened = 0
+    _Dump.events = [HEADER.pack(1_700_000_000, STOP_EVENT, 1, 19, 123, 0)]
+    monkeypatch.setattr(parser_module, "DumpConnection", _Dump)
+    monkeypatch.setattr(parser_module, "open_connection", lambda _: contextlib.nullcontext())
+    monkeypatch.setattr(parser_module, "LiveSchema", lambda _: None)
+    source = SourceAccess("db:3306", "db", 3306, "u", None, 7, None, 1.0)
+    made = parser_module.BinlogParser(source, max_backoff_s=0.01)
+    monkeypatch.setattr(made, "preflight", lambda: facts)
+    return made
+
+
+def _entries(parser: parser_module.BinlogParser) -> Iterator[Any]:
+    return parser.entries(EntryPosition(journal_name="mariadb-bin.000001", position=4))
+
+
+def test_a_conversion_error_is_raised_as_it_is(
+    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(self: EventConverter, raw: RawEvent) -> None:
+        raise ValueError("truncated: a packed integer at byte 27 needs 1 byte, 0 left")
+
+    monkeypatch.setattr(EventConverter, "convert_raw", fail)
+    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())  # were it retried
+    with pytest.raises(ValueError, match="packed integer"):
+        next(_entries(parser))
+    assert _Dump.opened == 1  # not retried
+
+
+def test_a_lost_dump_connection_is_retried(
+    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _Dump.events = []  # every dump is lost at its first read
+    warnings: list[str] = []
+    monkeypatch.setattr(
+        parser_module.log, "warning", lambda text, *args: warnings.append(text % args)
+    )
+    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())  # then stop
+    assert list(_entries(parser)) == []
+    # The dump reconnected once at once; the second loss went to the retry loop.
+    assert _Dump.opened == 2
+    assert len(warnings) == 1
+    assert "retrying from mariadb-bin.000001:4" in warnings[0]
