@@ -1,0 +1,112 @@
+"""The binlog reader process's work per row, without the network: replayed binlog bytes.
+
+    var/venv/bin/python -m bench.reader_replay --workload d --scale 1 --rounds 5
+
+Loads a workload, reads its binlog range once from MariaDB keeping each event's bytes as the
+framing hands them out, then replays those bytes ``--rounds`` times through what the child
+process of ``parser_process`` runs: ``BinlogParser.entries`` (table maps, GTIDs, rows events
+written as FlatMessage records by the compiled path) and ``EntryEncoder`` batches of 1,024
+entries, with the garbage collector tuned as the child tunes it. Prints the CPU microseconds
+per row of the fastest and the median round.
+
+Without the socket, TLS and the other processes of a full run (``bench.run``), a round's
+figure moves by a few percent at most, so a change of a tenth of a microsecond per row shows;
+``bench.run`` remains the measure of record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import time
+from collections.abc import Callable
+from unittest import mock
+
+from bench.pipeline import source
+from bench.workloads import WORKLOADS, connect, create_schema, master_position
+from bridge.collector import tune_garbage_collector
+from bridge.config import DEFAULT_MAX_RECORD_BYTES
+from bridge.mq.flat_encoder import RENDER_HEADROOM
+from bridge.mq.records import RECORD_OVERHEAD
+from bridge.mq.rendering import render_event, render_rows
+from bridge.parse.child import BATCH_ENTRIES
+from bridge.parse.framing import EventReader
+from bridge.parse.parser import BinlogParser
+from bridge.parse.wire import EntryEncoder
+from bridge.position import EntryPosition
+
+LIMIT = DEFAULT_MAX_RECORD_BYTES - RECORD_OVERHEAD - RENDER_HEADROOM  # as the encoder's ahead()
+
+
+def read_range(start: EntryPosition, end: tuple[str, int]) -> float:
+    """Reads from ``start`` to the event that ends at ``end`` as the child does; its CPU s
+    (from the first entry on: connecting and preflight are left out)."""
+    parser = BinlogParser(source(), encode_event=functools.partial(render_event, limit=LIMIT))
+    encoder = EntryEncoder(functools.partial(render_rows, limit=LIMIT))
+    batch = []
+    began = None
+    for entry in parser.entries(start):
+        if began is None:
+            began = time.process_time()
+        batch.append(entry)
+        if len(batch) >= BATCH_ENTRIES:
+            encoder.encode(batch)
+            batch = []
+        header = entry.header
+        if (header.logfile_name, header.logfile_offset + header.event_length) >= end:
+            break
+    encoder.encode(batch)
+    parser.stop()
+    return time.process_time() - (began or 0.0)
+
+
+def replaying(events: list[bytes]) -> Callable[[EventReader], bytes | None]:
+    """``EventReader.next_event`` serving ``events`` in turn."""
+    served = iter(events)
+    return lambda _reader: next(served)
+
+
+def main() -> int:
+    args = argparse.ArgumentParser()
+    args.add_argument("--workload", default="d", choices=sorted(WORKLOADS))
+    args.add_argument("--scale", type=float, default=1.0)
+    args.add_argument("--rounds", type=int, default=5)
+    opts = args.parse_args()
+    workload = WORKLOADS[opts.workload]
+    schema = f"bench_rr{opts.workload}"
+    conn = connect()
+    create_schema(conn, schema, workload)
+    journal, position = master_position(conn)
+    workload.load(conn, schema, opts.scale)
+    end = master_position(conn)
+    conn.close()
+    start = EntryPosition(journal_name=journal, position=position)
+    rows = workload.row_changes(opts.scale)
+
+    events: list[bytes] = []
+    read = EventReader.next_event
+
+    def keep(reader: EventReader) -> bytes | None:
+        data = read(reader)
+        if data is not None:
+            events.append(data)
+        return data
+
+    with mock.patch.object(EventReader, "next_event", keep):
+        read_range(start, end)
+    tune_garbage_collector()  # as the child does
+    seconds = []
+    for _ in range(opts.rounds):
+        with mock.patch.object(EventReader, "next_event", replaying(list(events))):
+            seconds.append(read_range(start, end))
+    best, median = min(seconds) / rows * 1e6, statistics.median(seconds) / rows * 1e6
+    print(
+        f"{opts.workload} x{opts.scale}: {rows:,} row changes, {len(events):,} events; "
+        f"reader CPU per row {best:.2f} us (fastest of {opts.rounds}), {median:.2f} us (median)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
