@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from bridge.entry import EntryType
 from bridge.parse import parser as parser_module
 from bridge.parse.access import SourceAccess
 from bridge.parse.convert import EventConverter
@@ -23,6 +24,11 @@ from bridge.parse.source import SourceFacts
 from bridge.position import EntryPosition
 
 STOP_EVENT = 3  # passed by as harmless: only the patched conversion fails
+HEARTBEAT_EVENT = 27  # becomes a HEARTBEAT entry, which the parser yields
+
+
+def _event(code: int) -> bytes:
+    return HEADER.pack(1_700_000_000, code, 1, 19, 123, 0)
 
 
 class _Reader:
@@ -36,16 +42,17 @@ class _Reader:
 
 
 class _Dump:
-    """A dump connection serving ``events`` (then losing the connection); counts how many
-    were opened."""
+    """A dump connection serving the events ``served`` holds for its turn (none once they
+    run out), then losing the connection; counts how many were opened."""
 
     opened = 0
-    events: ClassVar[list[bytes]] = []
+    served: ClassVar[list[list[bytes]]] = []
 
     def __init__(self, *_: Any) -> None:
+        turn = type(self).opened
         type(self).opened += 1
         self.checksum = False
-        self.reader = _Reader(list(self.events))
+        self.reader = _Reader(list(self.served[turn]) if turn < len(self.served) else [])
 
     def close(self) -> None:
         pass
@@ -55,7 +62,7 @@ class _Dump:
 def parser(monkeypatch: pytest.MonkeyPatch) -> parser_module.BinlogParser:
     facts = SourceFacts(1, "10.11.0-MariaDB", True, True, dt.UTC)
     _Dump.opened = 0
-    _Dump.events = [HEADER.pack(1_700_000_000, STOP_EVENT, 1, 19, 123, 0)]
+    _Dump.served = [[_event(STOP_EVENT)]]
     monkeypatch.setattr(parser_module, "DumpConnection", _Dump)
     monkeypatch.setattr(parser_module, "open_connection", lambda _: contextlib.nullcontext())
     monkeypatch.setattr(parser_module, "LiveSchema", lambda _: None)
@@ -79,20 +86,24 @@ def test_a_conversion_error_is_raised_as_it_is(
     monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())  # were it retried
     with pytest.raises(ValueError, match="packed integer"):
         next(_entries(parser))
-    assert _Dump.opened == 1  # not retried
 
 
 def test_a_lost_dump_connection_is_retried(
     parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _Dump.events = []  # every dump is lost at its first read
+    # The first dump serves a harmless event, then is lost; the second, opened at once, serves
+    # a heartbeat, then is lost; the third is lost at its first read: two losses in a row go
+    # to the retry loop, which warns, waits and (here) stops.
+    _Dump.served = [[_event(STOP_EVENT)], [_event(HEARTBEAT_EVENT)]]
     warnings: list[str] = []
     monkeypatch.setattr(
         parser_module.log, "warning", lambda text, *args: warnings.append(text % args)
     )
-    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())  # then stop
-    assert list(_entries(parser)) == []
-    # The dump reconnected once at once; the second loss went to the retry loop.
-    assert _Dump.opened == 2
+    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
+    entries = list(_entries(parser))
+    assert [entry.entry_type for entry in entries] == [
+        EntryType.HEARTBEAT
+    ]  # read after the reconnect
+    assert _Dump.opened == 3
     assert len(warnings) == 1
     assert "retrying from mariadb-bin.000001:4" in warnings[0]
