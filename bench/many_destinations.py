@@ -26,6 +26,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
+import sys
 import tempfile
 import time
 import urllib.request
@@ -48,7 +50,7 @@ from bench.measure import (
     process_tree,
     usage_of,
 )
-from bench.run import load_average, machine
+from bench.run import RESULTS, load_average, machine
 from bench.workloads import connect, master_position
 from tests.integration.mariadb_server import ThrowawayMariaDB
 
@@ -334,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         help="read the local services' MariaDB (with everyone else's writes) instead of a "
         "MariaDB of this run's own",
     )
+    parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
+    parser.add_argument("--label", default="Many idle destinations")
     args = parser.parse_args(argv)
     settings = {}
     for item in args.setting:
@@ -343,13 +347,28 @@ def main(argv: list[str] | None = None) -> int:
         settings[key] = yaml.safe_load(value)
     print(f"machine: {machine()}", flush=True)
     print(HEADER, flush=True)
+    rows = []
     for count in args.destinations:
         with (
             shared_source() if args.shared_source else own_source(count) as source,
             tempfile.TemporaryDirectory(prefix="many-") as workdir,
         ):
             result = measure(source, count, args.idle_seconds, settings, Path(workdir))
-        print(result.row(), flush=True)
+        rows.append(result.row())
+        print(rows[-1], flush=True)
+    if args.record:
+        command = "var/venv/bin/python -m bench.many_destinations " + shlex.join(
+            argv if argv is not None else sys.argv[1:]
+        )
+        with RESULTS.open("a") as out:
+            out.write(
+                f"\n### {args.label} ({time.strftime('%Y-%m-%d %H:%M')})\n\n"
+                f"- machine: {machine()}\n- command: `{command}`\n\n"
+                + HEADER
+                + "\n"
+                + "\n".join(rows)
+                + "\n"
+            )
     return 0
 
 
