@@ -15,7 +15,7 @@ import resource
 import time
 
 from bench.pipeline import source
-from bench.workloads import WORKLOADS, connect, create_schema, master_position
+from bench.workloads import WORKLOADS, load_fresh
 from bridge.collector import tune_garbage_collector
 from bridge.parse.child import ParserProcess
 from bridge.parse.parser import BinlogParser, EntryReader
@@ -57,11 +57,7 @@ def main() -> int:
     opts = args.parse_args()
     workload = WORKLOADS[opts.workload]
     schema = f"bench_pp{opts.workload}"
-    conn = connect()
-    create_schema(conn, schema, workload)
-    journal, position = master_position(conn)
-    workload.load(conn, schema, opts.scale)
-    conn.close()
+    (journal, position), _ = load_fresh(workload, schema, opts.scale)
     tune_garbage_collector()  # as canal-bridge run does (the child does the same)
     start = EntryPosition(journal_name=journal, position=position)
     expected = workload.row_changes(opts.scale)

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from bench.workloads import WORKLOADS, connect, create_schema, master_position
+from bench.workloads import WORKLOADS, load_fresh
 from bridge.config import MqConfig, SourceConfig
 from bridge.entry import Entry
 from bridge.mq.formats import record_builder
@@ -68,11 +68,7 @@ def main() -> int:
     opts = args.parse_args()
     workload = WORKLOADS[opts.workload]
     schema = f"bench_p{opts.workload}"
-    conn = connect()
-    create_schema(conn, schema, workload)
-    start = master_position(conn)
-    workload.load(conn, schema, opts.scale)
-    conn.close()
+    start, _ = load_fresh(workload, schema, opts.scale)
     expected = workload.row_changes(opts.scale)
     profiler = cProfile.Profile() if opts.profile else None
     if profiler:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from unittest import mock
 
 from bench.pipeline import source
-from bench.workloads import WORKLOADS, connect, create_schema, master_position
+from bench.workloads import WORKLOADS, load_fresh
 from bridge.collector import tune_garbage_collector
 from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.mq.flat_encoder import RENDER_HEADROOM
@@ -74,13 +74,7 @@ def main() -> int:
     args.add_argument("--rounds", type=int, default=5)
     opts = args.parse_args()
     workload = WORKLOADS[opts.workload]
-    schema = f"bench_rr{opts.workload}"
-    conn = connect()
-    create_schema(conn, schema, workload)
-    journal, position = master_position(conn)
-    workload.load(conn, schema, opts.scale)
-    end = master_position(conn)
-    conn.close()
+    (journal, position), end = load_fresh(workload, f"bench_rr{opts.workload}", opts.scale)
     start = EntryPosition(journal_name=journal, position=position)
     rows = workload.row_changes(opts.scale)
 

@@ -181,6 +181,20 @@ def create_schema(conn: Connection, schema: str, workload: Workload) -> None:
         cur.execute(workload.ddl.format(schema=schema, table=workload.table))
 
 
+def load_fresh(
+    workload: Workload, schema: str, scale: float
+) -> tuple[tuple[str, int], tuple[str, int]]:
+    """Loads ``workload`` into a fresh ``schema``; the binlog positions before and after."""
+    conn = connect()
+    try:
+        create_schema(conn, schema, workload)
+        start = master_position(conn)
+        workload.load(conn, schema, scale)
+        return start, master_position(conn)
+    finally:
+        conn.close()
+
+
 def master_position(conn: Connection) -> tuple[str, int]:
     """The binlog's current end, by the statement the server knows (MariaDB, MySQL 8 or 9)."""
     end = _source_end(conn)
