@@ -22,6 +22,13 @@ class EntryType(Enum):
     HEARTBEAT = "HEARTBEAT"
 
 
+# The members as module names, for the loops that compare every entry's type (parser, converter,
+# transaction buffer, sink, instance): a member read through its enum class costs 50 ns in
+# Python 3.11, a module name a few.
+TRANSACTION_BEGIN, TRANSACTION_END = EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND
+ROWDATA, HEARTBEAT = EntryType.ROWDATA, EntryType.HEARTBEAT
+
+
 class EventType(Enum):
     """canal's EventType: DML, then the DDL kinds canal distinguishes."""
 

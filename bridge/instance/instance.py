@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
-from bridge.entry import AheadEncoding, Entry, EntryType
+from bridge.entry import HEARTBEAT, AheadEncoding, Entry, EntryType
 from bridge.exceptions import BridgeError
 from bridge.instance.exceptions import DamagedCursor, InstanceFailed
 from bridge.instance.log_position import (
@@ -316,7 +316,6 @@ class Instance:
 
     def _read_from(self, start: EntryPosition, buffer: TransactionBuffer) -> None:
         assert self.parser is not None
-        heartbeat = EntryType.HEARTBEAT
         for batch in self.parser.batches(start):
             self._reading = True
             # Two comprehensions cost a quarter of one loop with a branch and a max() per
@@ -324,7 +323,7 @@ class Instance:
             seen = max([entry.header.execute_time for entry in batch], default=0)
             # A heartbeat's header time is 0 (MySQL and MariaDB alike); the source sends one
             # when it has nothing newer, so it means "caught up as of now".
-            if heartbeat in [entry.entry_type for entry in batch]:
+            if HEARTBEAT in [entry.entry_type for entry in batch]:
                 seen = max(seen, int(time.time() * 1000))
             self.last_event_ms = max(self.last_event_ms, seen)
             if self._handoff is None:

@@ -24,6 +24,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from bridge.entry import (
+    ROWDATA,
+    TRANSACTION_BEGIN,
+    TRANSACTION_END,
     EncodedAhead,
     Entry,
     EntryType,
@@ -69,8 +72,8 @@ _ROWS_EVENTS: dict[EventCode, tuple[EventType, RowsKind, int]] = {
 _V2_ROWS = frozenset(
     {_E.WRITE_ROWS_EVENT, _E.UPDATE_ROWS_EVENT, _E.DELETE_ROWS_EVENT, _E.PARTIAL_UPDATE_ROWS_EVENT}
 )
-# The codes and entry types the converter tells apart, bound once (a member read through its
-# enum class is a lookup of 50 ns per use in Python 3.11; transactions meet several each).
+# The codes the converter tells apart, bound once (a member read through its enum class is a
+# lookup of 50 ns per use in Python 3.11; transactions meet several each).
 _TABLE_MAP, _XID, _XA_PREPARE = _E.TABLE_MAP_EVENT, _E.XID_EVENT, _E.XA_PREPARE_LOG_EVENT
 _TRANSACTION_ENDS = frozenset({_XID, _XA_PREPARE})
 _MARIADB_GTID, _QUERY, _PAYLOAD = (
@@ -80,8 +83,6 @@ _MARIADB_GTID, _QUERY, _PAYLOAD = (
 )
 _ROTATE, _FORMAT_DESCRIPTION = _E.ROTATE_EVENT, _E.FORMAT_DESCRIPTION_EVENT
 _HEARTBEATS = frozenset({_E.HEARTBEAT_LOG_EVENT, _E.HEARTBEAT_LOG_EVENT_V2})
-_GTID_EVENTS = events.GTID_EVENTS
-_BEGIN, _END, _ROWDATA = EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND, EntryType.ROWDATA
 _MAX_TABLE_MAPS = 4096  # distinct TABLE_MAP definitions cached by their bytes
 _NO_ENTRIES: tuple[Entry, ...] = ()
 
@@ -161,14 +162,14 @@ class EventConverter:
             return _NO_ENTRIES
         if code in _TRANSACTION_ENDS:
             xid = str(events.xid(raw.data)) if code == _XID else ""
-            return (self._entry(raw, _END, xid),)
+            return (self._entry(raw, TRANSACTION_END, xid),)
         if code == _MARIADB_GTID:
             seq_no, domain_id, flags = _MARIADB_GTID_BODY.unpack_from(raw.data, HEADER_SIZE)
             self._gtid = f"{domain_id}-{raw.server_id}-{seq_no}"
             if flags & MARIADB_GTID_STANDALONE:
                 return _NO_ENTRIES
-            return (self._entry(raw, _BEGIN),)
-        if code in _GTID_EVENTS:
+            return (self._entry(raw, TRANSACTION_BEGIN),)
+        if code in events.GTID_EVENTS:
             gtid = decode_gtid_event(code, raw.data[HEADER_SIZE : raw.body_end])
             self._gtid = "" if gtid is None or gtid.anonymous else gtid.text
             return _NO_ENTRIES
@@ -261,7 +262,7 @@ class EventConverter:
             raise SchemaMismatch(
                 f"{exc} (binlog position {header.logfile_name}:{header.logfile_offset})"
             ) from exc
-        return Entry(header, _ROWDATA, RowChange(event_type, False, "", "", rows), "")
+        return Entry(header, ROWDATA, RowChange(event_type, False, "", "", rows), "")
 
     # -------------------------------------------------------------------- pieces
 

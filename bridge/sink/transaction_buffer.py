@@ -29,15 +29,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from bridge.entry import Entry, EntryType
+from bridge.entry import HEARTBEAT, ROWDATA, TRANSACTION_BEGIN, TRANSACTION_END, Entry
 from bridge.sink.exceptions import SinkError
 
 FlushCallback = Callable[[list[Entry]], None]
-
-# Entry types bound once: a member read through its enum class costs 50 ns in Python 3.11,
-# and these are compared for every entry.
-_BEGIN, _END = EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND
-_HEARTBEAT, _ROWDATA = EntryType.HEARTBEAT, EntryType.ROWDATA
 
 
 class TransactionBuffer:
@@ -70,16 +65,16 @@ class TransactionBuffer:
                 # The rules apply to the open transaction (what follows the whole ones); whole
                 # ones are flushed first whenever the open one is, or for room.
                 open_piece = len(self._buffer) - self._complete
-                if (kind is _BEGIN and open_piece) or open_piece >= size:
+                if (kind is TRANSACTION_BEGIN and open_piece) or open_piece >= size:
                     self._flush_in_order()
                 elif len(self._buffer) >= size:
                     self._flush_complete()
                 self._buffer.append(entry)
-                if kind is _END:
+                if kind is TRANSACTION_END:
                     self._complete = len(self._buffer)
                 elif (
-                    kind is _HEARTBEAT
-                    or (kind is _ROWDATA and not _is_dml(entry))
+                    kind is HEARTBEAT
+                    or (kind is ROWDATA and not _is_dml(entry))
                     or len(self._buffer) - self._complete >= size
                 ):
                     self._flush_in_order()
