@@ -4,7 +4,7 @@
 
 Loads a workload, reads its binlog range once from MariaDB keeping each event's bytes as the
 framing hands them out, then replays those bytes ``--rounds`` times through what the child
-process of ``parser_process`` runs: ``BinlogParser.entries`` (table maps, GTIDs, rows events
+process of ``parser_process`` runs: ``BinlogParser.flat_entries`` (table maps, GTIDs, rows events
 written as FlatMessage records by the compiled path) and ``EntryEncoder`` batches of 1,024
 entries, with the garbage collector tuned as the child tunes it. Prints the CPU microseconds
 per row of the fastest and the median round.
@@ -46,15 +46,21 @@ def read_range(start: EntryPosition, end: tuple[str, int]) -> float:
     encoder = EntryEncoder(functools.partial(render_rows, limit=LIMIT))
     batch = []
     began = None
-    for entry in parser.entries(start):
+    for entry in parser.flat_entries(start):
         if began is None:
             began = time.process_time()
         batch.append(entry)
         if len(batch) >= BATCH_ENTRIES:
             encoder.encode(batch)
             batch = []
-        header = entry.header
-        if (header.logfile_name, header.logfile_offset + header.event_length) >= end:
+        if isinstance(entry, tuple):  # logfile name, offset, ..., event length: bridge.parse.wire
+            reached = (entry[0], entry[1] + entry[8])
+        else:
+            reached = (
+                entry.header.logfile_name,
+                entry.header.logfile_offset + entry.header.event_length,
+            )
+        if reached >= end:
             break
     encoder.encode(batch)
     parser.stop()

@@ -43,7 +43,7 @@ from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import SourceFacts, preflight
 from bridge.parse.values import DecodeOptions
-from bridge.parse.wire import EntryDecoder, EntryEncoder
+from bridge.parse.wire import EntryDecoder, EntryEncoder, FlatEntry
 from bridge.position import EntryPosition
 
 BATCH_ENTRIES = 1024
@@ -192,7 +192,7 @@ def main() -> int:
     tune_garbage_collector()
     threading.current_thread().name = f"parser-{spec.destination}"
     encoder = EntryEncoder(spec.encode_ahead)
-    batch: list[Entry] = []
+    batch: list[Entry | FlatEntry] = []
 
     def flush(source_waits: bool = True) -> None:
         if batch:
@@ -219,7 +219,7 @@ def main() -> int:
         encode_event=spec.encode_event,
     )
     try:
-        for entry in parser.entries(spec.start):
+        for entry in parser.flat_entries(spec.start):
             batch.append(entry)
             if len(batch) >= BATCH_ENTRIES:
                 flush(source_waits=False)

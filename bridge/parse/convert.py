@@ -39,7 +39,7 @@ from bridge.entry import (
 from bridge.parse import events
 from bridge.parse.codes import EventCode
 from bridge.parse.ddl import classify_ddl, is_transaction_control
-from bridge.parse.events import CHECKSUM_SIZE, HEADER_SIZE, Handling
+from bridge.parse.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, Handling
 from bridge.parse.exceptions import SchemaMismatch, UnsupportedBinlogEvent
 from bridge.parse.framing import RawEvent
 from bridge.parse.gtid import decode_gtid_event
@@ -50,6 +50,7 @@ from bridge.parse.schema import LiveSchema
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import TableMapDef, decode_table_map
 from bridge.parse.values import DecodeOptions
+from bridge.parse.wire import FlatEntry
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ _V2_ROWS = frozenset(
 # lookup of 50 ns per use in Python 3.11; transactions meet several each).
 _TABLE_MAP, _XID, _XA_PREPARE = _E.TABLE_MAP_EVENT, _E.XID_EVENT, _E.XA_PREPARE_LOG_EVENT
 _TRANSACTION_ENDS = frozenset({_XID, _XA_PREPARE})
+_FLAT_EVENTS = frozenset({_XID, _E.MARIADB_GTID_EVENT})  # besides rows events
 _MARIADB_GTID, _QUERY, _PAYLOAD = (
     _E.MARIADB_GTID_EVENT,
     _E.QUERY_EVENT,
@@ -83,6 +85,9 @@ _MARIADB_GTID, _QUERY, _PAYLOAD = (
 )
 _ROTATE, _FORMAT_DESCRIPTION = _E.ROTATE_EVENT, _E.FORMAT_DESCRIPTION_EVENT
 _HEARTBEATS = frozenset({_E.HEARTBEAT_LOG_EVENT, _E.HEARTBEAT_LOG_EVENT_V2})
+# The entry types' values, as a FlatEntry holds them.
+_TRANSACTION_BEGIN, _TRANSACTION_END = TRANSACTION_BEGIN.value, TRANSACTION_END.value
+_ROWDATA = ROWDATA.value
 _MAX_TABLE_MAPS = 4096  # distinct TABLE_MAP definitions cached by their bytes
 _NO_ENTRIES: tuple[Entry, ...] = ()
 
@@ -236,33 +241,141 @@ class EventConverter:
         self._last_table_map = key
 
     def _raw_rows_entry(self, raw: RawEvent, code: int, layout: _RowsLayout) -> Entry:
-        """A rows event's ROWDATA entry (the pieces are inlined: every row change of the
-        source passes here)."""
-        data = raw.data
+        """A rows event's ROWDATA entry."""
+        header, event_type, rows = self._rows_change(
+            raw.data,
+            raw.body_end,
+            code,
+            layout,
+            raw.timestamp,
+            raw.server_id,
+            raw.event_size,
+            raw.log_pos,
+        )
+        return Entry(header, ROWDATA, RowChange(event_type, False, "", "", rows), "")
+
+    def flat_entries(self, data: bytes, checksum: bool) -> tuple[Entry | FlatEntry, ...] | None:
+        """What ``convert_raw`` makes of a rows, XID or MariaDB GTID event, from its bytes, with
+        the entries as ``bridge.parse.wire`` carries them (``FlatEntry``) wherever their rows
+        were written ahead; None for any other event (``convert_raw`` converts it). The binlog
+        reader's process meets these three once per transaction each: the event, header and
+        entry objects ``convert_raw`` and ``EntryEncoder`` would make for them are most of what
+        it spends per one-row transaction."""
+        code = data[4]
+        layout = self._rows_layouts.get(code)
+        if layout is None and code not in _FLAT_EVENTS:
+            return None
+        timestamp, _, server_id, size, log_pos, _ = HEADER.unpack_from(data, 0)
+        if layout is not None:
+            end = len(data) - CHECKSUM_SIZE if checksum else len(data)
+            header, event_type, rows = self._rows_change(
+                data, end, code, layout, timestamp, server_id, size, log_pos
+            )
+            if type(rows) is not EncodedAhead:
+                return (Entry(header, ROWDATA, RowChange(event_type, False, "", "", rows), ""),)
+            kind = event_type._value_
+            change = (kind, False, "", "", rows.parts)
+            return (
+                (
+                    self._journal,
+                    log_pos - size,
+                    server_id,
+                    timestamp * 1000,
+                    header.schema_name,
+                    header.table_name,
+                    kind,
+                    self._gtid,
+                    size,
+                    _ROWDATA,
+                    "",
+                    change,
+                ),
+            )
+        if log_pos:
+            self._last_log_pos = log_pos
+        if code == _XID:
+            return (
+                (
+                    self._journal,
+                    log_pos - size,
+                    server_id,
+                    timestamp * 1000,
+                    "",
+                    "",
+                    None,
+                    self._gtid,
+                    size,
+                    _TRANSACTION_END,
+                    str(events.xid(data)),
+                    None,
+                ),
+            )
+        seq_no, domain_id, flags = _MARIADB_GTID_BODY.unpack_from(data, HEADER_SIZE)
+        self._gtid = gtid = f"{domain_id}-{server_id}-{seq_no}"
+        if flags & MARIADB_GTID_STANDALONE:
+            return _NO_ENTRIES
+        return (
+            (
+                self._journal,
+                log_pos - size,
+                server_id,
+                timestamp * 1000,
+                "",
+                "",
+                None,
+                gtid,
+                size,
+                _TRANSACTION_BEGIN,
+                "",
+                None,
+            ),
+        )
+
+    def _rows_change(  # noqa: PLR0917  (the event's header fields, as unpacked)
+        self,
+        data: bytes,
+        end: int,
+        code: int,
+        layout: _RowsLayout,
+        timestamp: int,
+        server_id: int,
+        size: int,
+        log_pos: int,
+    ) -> tuple[Header, EventType, EncodedAhead | tuple[RowData, ...]]:
+        """A rows event's header, event type and rows (the pieces are inlined: every row change
+        of the source passes here)."""
         table_id = int.from_bytes(data[HEADER_SIZE : HEADER_SIZE + 6], "little")
         cached = self._raw_tables.get(table_id)
         if cached is None:
             raise SchemaMismatch(
                 f"a {events.event_name(code)} for table id {table_id} without its TABLE_MAP "
-                f"at {self._journal}:{raw.start}: the dump started inside a transaction; "
+                f"at {self._journal}:{log_pos - size}: the dump started inside a transaction; "
                 "start from a transaction boundary (clear the cursor or use a GTID start)"
             )
         event_type, kind, pos, v2 = layout
         if v2:
             extra = int.from_bytes(data[HEADER_SIZE + 8 : HEADER_SIZE + 10], "little")
             pos += max(0, extra - 2)
-        end = raw.body_end
         columns, pos = read_packed_int(data, pos, end)
         decoder = cached.decoder
         table = decoder.table
-        header = self._header(raw, table.schema, table.table, event_type)
+        header = Header(
+            self._journal,
+            log_pos - size,
+            server_id,
+            timestamp * 1000,
+            table.schema,
+            table.table,
+            event_type,
+            self._gtid,
+            size,
+        )
         try:
-            rows = self._rows(header, decoder, kind, data[pos:end], columns)
+            return header, event_type, self._rows(header, decoder, kind, data[pos:end], columns)
         except SchemaMismatch as exc:
             raise SchemaMismatch(
                 f"{exc} (binlog position {header.logfile_name}:{header.logfile_offset})"
             ) from exc
-        return Entry(header, ROWDATA, RowChange(event_type, False, "", "", rows), "")
 
     # -------------------------------------------------------------------- pieces
 

@@ -14,7 +14,7 @@ import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, cast
 
 import pymysql
 
@@ -24,7 +24,7 @@ from bridge.parse.access import Source
 from bridge.parse.codes import EventCode
 from bridge.parse.convert import EventConverter
 from bridge.parse.dump import DumpConnection, DumpRequest
-from bridge.parse.events import rotation
+from bridge.parse.events import CHECKSUM_SIZE, rotation
 from bridge.parse.exceptions import SourceUnreachable, start_refused
 from bridge.parse.framing import RawEvent
 from bridge.parse.schema import LiveSchema
@@ -35,6 +35,7 @@ from bridge.parse.source import (
     translate_error,
 )
 from bridge.parse.values import DecodeOptions
+from bridge.parse.wire import FLAT_ENTRY_TYPES, FlatEntry, entry_of
 from bridge.position import EntryPosition, position_of, resume_position_after
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,7 @@ class BinlogParser:
         self._max_backoff_s = max_backoff_s
         self._stopping = threading.Event()
         self._dump_connection: DumpConnection | None = None
+        self._checksum = False  # whether the open dump's events end in a checksum
         self._lock = threading.Lock()
 
     def preflight(self) -> SourceFacts:
@@ -116,22 +118,36 @@ class BinlogParser:
 
     def entries(self, start: EntryPosition) -> Iterator[Entry]:
         """Entries from ``start`` (a transaction start, or a GTID) until ``stop()``."""
+        return cast(Iterator[Entry], self._stream(start, flat=False))
+
+    def flat_entries(self, start: EntryPosition) -> Iterator[Entry | FlatEntry]:
+        """``entries()``, with those the converter writes straight from their events' bytes as
+        ``bridge.parse.wire`` carries them (``EventConverter.flat_entries``): for the binlog
+        reader's process, which sends them on as they are."""
+        return self._stream(start, flat=True)
+
+    def _stream(self, start: EntryPosition, *, flat: bool) -> Iterator[Entry | FlatEntry]:
         facts = self.preflight()
         resume = start
         # Where a new dump starts: at this transaction's BEGIN, or after its END or DDL (the
         # position is made only when needed: two objects per one-row transaction otherwise).
-        boundary: Entry | None = None
+        boundary: Entry | FlatEntry | None = None
         after_boundary = False
-        last: Entry | None = None  # the last entry yielded, heartbeats aside
+        last: Entry | FlatEntry | None = None  # the last entry yielded, heartbeats aside
         backoff = Backoff(1.0, self._max_backoff_s)
         while not self._stopping.is_set():
             try:
                 # A new dump starts at the transaction in progress: what was yielded before
                 # comes again first, and is skipped up to the last entry yielded.
                 replayed = None if last is None else _binlog_key(last)
-                for converted in self._dump(facts, resume):
+                for converted in self._dump(facts, resume, flat):
                     for entry in converted:
-                        entry_type = entry.entry_type
+                        if isinstance(entry, tuple):  # a BEGIN, END or ROWDATA, never a DDL
+                            entry_type, is_ddl = FLAT_ENTRY_TYPES[entry[9]], False
+                        else:
+                            entry_type = entry.entry_type
+                            change = entry.row_change
+                            is_ddl = change is not None and change.is_ddl
                         if entry_type is not HEARTBEAT:
                             if replayed is not None:
                                 if _binlog_key(entry) <= replayed:
@@ -142,9 +158,7 @@ class BinlogParser:
                             backoff.reset()
                         if entry_type is TRANSACTION_BEGIN:
                             boundary, after_boundary = entry, False
-                        elif entry_type is TRANSACTION_END or (
-                            entry.row_change is not None and entry.row_change.is_ddl
-                        ):
+                        elif entry_type is TRANSACTION_END or is_ddl:
                             boundary, after_boundary = entry, True
                         yield entry
                 return
@@ -152,9 +166,8 @@ class BinlogParser:
                 if self._stopping.is_set():
                     return
                 if boundary is not None:
-                    resume = (
-                        resume_position_after(boundary) if after_boundary else position_of(boundary)
-                    )
+                    held = entry_of(boundary) if isinstance(boundary, tuple) else boundary
+                    resume = resume_position_after(held) if after_boundary else position_of(held)
                 delay = backoff.next()
                 log.warning(
                     "%s; retrying from %s:%s in %.1fs",
@@ -165,10 +178,13 @@ class BinlogParser:
                 )
                 self._stopping.wait(delay)
 
-    def _dump(self, facts: SourceFacts, start: EntryPosition) -> Iterator[Iterable[Entry]]:
+    def _dump(
+        self, facts: SourceFacts, start: EntryPosition, flat: bool
+    ) -> Iterator[Iterable[Entry | FlatEntry]]:
         """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
-        converts them (``EventConverter``): the entries of each event (often none; handed
-        on as converted, one generator step per event rather than per entry)."""
+        converts them (``EventConverter``; ``flat``: its ``flat_entries`` first): the entries
+        of each event (often none; handed on as converted, one generator step per event rather
+        than per entry)."""
         with open_connection(self._source) as conn:
             converter = EventConverter(
                 LiveSchema(conn),
@@ -177,12 +193,18 @@ class BinlogParser:
                 self._values,
                 self._encode_event,
             )
-            convert = converter.convert_raw
+            convert, flat_entries = converter.convert_raw, converter.flat_entries
             # Converted here, outside ``_events``: its handlers are for the dump's errors,
             # and a conversion error (a refused event, a schema mismatch) must not be taken
             # for a lost connection and retried.
-            for raw in self._events(facts, start, converter.repeats_table_map):
-                yield convert(raw)
+            for data in self._events(facts, start, converter.repeats_table_map):
+                checksum = self._checksum
+                if flat:
+                    converted = flat_entries(data, checksum)
+                    if converted is not None:
+                        yield converted
+                        continue
+                yield convert(RawEvent(data, checksum))
 
     def _request(self, facts: SourceFacts, start: EntryPosition) -> DumpRequest:
         request = DumpRequest(
@@ -203,6 +225,7 @@ class BinlogParser:
                 dump.close()
                 raise SourceUnreachable("stopping")
             self._dump_connection = dump
+            self._checksum = dump.checksum
         return dump
 
     def _events(
@@ -210,9 +233,10 @@ class BinlogParser:
         facts: SourceFacts,
         start: EntryPosition,
         repeats_table_map: Callable[[bytes, bool], bool],
-    ) -> Iterator[RawEvent]:
-        """The dump's events; a TABLE_MAP the converter already has is dropped here, before
-        any object is made for it (a reconnect then resumes at that map, which is harmless)."""
+    ) -> Iterator[bytes]:
+        """The dump's events' bytes, with ``_checksum`` saying whether they end in a checksum;
+        a TABLE_MAP the converter already has is dropped here, before any object is made for
+        it (a reconnect then resumes at that map, which is harmless)."""
         table_map, rotate = EventCode.TABLE_MAP_EVENT, EventCode.ROTATE_EVENT
         request = self._request(facts, start)
         dump: DumpConnection | None = None
@@ -241,15 +265,15 @@ class BinlogParser:
                     raise SourceUnreachable(
                         f"the source {self._source.address} ended the binlog stream"
                     )
-                if data[4] == table_map and repeats_table_map(data, checksum):
+                code = data[4]
+                if code == table_map and repeats_table_map(data, checksum):
                     continue
-                raw = RawEvent(data, checksum)
-                if raw.type_code == rotate:
-                    position, journal = rotation(raw.data, raw.body_end)
-                elif raw.log_pos:
-                    position = raw.log_pos
+                if code == rotate:
+                    position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
+                elif log_pos := int.from_bytes(data[13:17], "little"):
+                    position = log_pos
                 reconnected = False
-                yield raw
+                yield data
         except pymysql.MySQLError as exc:
             if self._stopping.is_set():
                 return
@@ -270,5 +294,7 @@ class BinlogParser:
                 dump.close()
 
 
-def _binlog_key(entry: Entry) -> tuple[str, int]:
+def _binlog_key(entry: Entry | FlatEntry) -> tuple[str, int]:
+    if isinstance(entry, tuple):
+        return entry[0], entry[1]
     return entry.header.logfile_name, entry.header.logfile_offset

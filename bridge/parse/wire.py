@@ -8,6 +8,12 @@ batch uses it, and every later row names it by that number. Rows the parser buil
 event travel as what its encoder wrote ahead of the batch instead (a few bytes objects, no row
 objects on either side). ``EntryDecoder`` rebuilds entries equal to the originals, or to the
 originals with their rows encoded.
+
+An entry's flat tuple (``FlatEntry``) holds, in order: the header's logfile name, offset,
+server id, execute time, schema, table, event type value (or None), GTID and event length;
+the entry type's value; the transaction id; and None or the row change as (event type value,
+is_ddl, sql, ddl schema, rows). The binlog reader's converter writes the commonest entries in
+this form directly (``EventConverter.flat_entries``); ``encode`` passes them on as they are.
 """
 
 from __future__ import annotations
@@ -35,8 +41,12 @@ NO_PLAN = -1
 
 # One column of a plan without its decoder: (index, name, is_key, mysql_type, null sql_type).
 PlanColumn = tuple[int, str, bool, str, int]
+# An entry as it crosses (module docstring).
+FlatEntry = tuple[Any, ...]
 _EVENT_TYPES = {t.value: t for t in EventType}
 _ENTRY_TYPES = {t.value: t for t in EntryType}
+# A FlatEntry's entry type (its item 9) -> the entry type.
+FLAT_ENTRY_TYPES = _ENTRY_TYPES
 
 
 # Enum values are read as ``_value_`` here: ``.value`` is a Python-level property, three
@@ -52,8 +62,9 @@ class EntryEncoder:
         self._plan_ids: dict[Plan, int] = {}
         self._new_plans: list[tuple[int, tuple[PlanColumn, ...]]] = []
 
-    def encode(self, entries: Sequence[Entry]) -> bytes:
-        flat = [self._entry(entry) for entry in entries]
+    def encode(self, entries: Sequence[Entry | FlatEntry]) -> bytes:
+        """A batch of entries, some perhaps already flat (the converter's)."""
+        flat = [entry if isinstance(entry, tuple) else self._entry(entry) for entry in entries]
         plans, self._new_plans = self._new_plans, []
         return marshal.dumps((plans, flat))
 
@@ -67,7 +78,7 @@ class EntryEncoder:
             self._new_plans.append((plan_id, columns))
         return plan_id
 
-    def _entry(self, entry: Entry) -> tuple[Any, ...]:
+    def _entry(self, entry: Entry) -> FlatEntry:
         h = entry.header
         change = entry.row_change
         flat_change = None
@@ -137,6 +148,10 @@ class EntryDecoder:
             self._plans[plan_id] = Plan.described(columns)
         return [self._entry(*item) for item in flat]
 
+    def entry(self, flat: FlatEntry) -> Entry:
+        """One entry of a flat tuple (its plans, if any, already decoded)."""
+        return self._entry(*flat)
+
     def _entry(  # noqa: PLR0917  (one positional field per flat tuple item)
         self,
         logfile_name: str,
@@ -202,3 +217,11 @@ class EntryDecoder:
                     RowData(tuple(Column(*c) for c in before), tuple(Column(*c) for c in after))
                 )
         return tuple(built)
+
+
+def entry_of(flat: FlatEntry) -> Entry:
+    """The entry a flat tuple without rows stands for (a transaction's BEGIN or END): what the
+    parser's retry reads its position from."""
+    if flat[11] is not None:
+        raise ValueError("entry_of takes a flat entry without a row change")
+    return EntryDecoder().entry(flat)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import struct
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ from bridge.parse.framing import RawEvent
 from bridge.parse.source import SourceFacts
 from bridge.position import EntryPosition
 
+MARIADB_GTID_EVENT, XID_EVENT = 162, 16
 STOP_EVENT = 3  # passed by as harmless: only the patched conversion fails
 HEARTBEAT_EVENT = 27  # becomes a HEARTBEAT entry, which the parser yields
 
@@ -107,3 +109,37 @@ def test_a_lost_dump_connection_is_retried(
     assert _Dump.opened == 3
     assert len(warnings) == 1
     assert "retrying from mariadb-bin.000001:4" in warnings[0]
+
+
+def _gtid_then_xid() -> tuple[bytes, bytes]:
+    """A MariaDB GTID (a transaction's BEGIN) ending at 200 and its XID ending at 231."""
+    gtid = HEADER.pack(1_700_000_000, MARIADB_GTID_EVENT, 1, 32, 200, 0) + struct.pack(
+        "<QIB", 9, 0, 0
+    )
+    xid = HEADER.pack(1_700_000_000, XID_EVENT, 1, 27, 231, 0) + struct.pack("<Q", 77)
+    return gtid, xid
+
+
+@pytest.mark.parametrize(
+    ("events", "resumed_at"),
+    [(1, 168), (2, 231)],
+    ids=["inside the transaction: from its BEGIN", "after its END: from the END's end"],
+)
+def test_a_retry_after_flat_entries_resumes_at_their_boundary(
+    parser: parser_module.BinlogParser,
+    monkeypatch: pytest.MonkeyPatch,
+    events: int,
+    resumed_at: int,
+) -> None:
+    # flat_entries hands a BEGIN and an END over as the tuples that cross to the instance;
+    # the retry still starts where entries() would have.
+    _Dump.served = [list(_gtid_then_xid()[:events])]
+    warnings: list[str] = []
+    monkeypatch.setattr(
+        parser_module.log, "warning", lambda text, *args: warnings.append(text % args)
+    )
+    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
+    start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
+    handed = list(parser.flat_entries(start))
+    assert [entry[9] for entry in handed] == ["TRANSACTIONBEGIN", "TRANSACTIONEND"][:events]
+    assert f"retrying from mariadb-bin.000001:{resumed_at} " in warnings[0]
