@@ -67,9 +67,9 @@ def read_range(start: EntryPosition, end: tuple[str, int]) -> float:
     return time.process_time() - (began or 0.0)
 
 
-def replaying(events: list[bytes]) -> Callable[[EventReader], bytes | None]:
-    """``EventReader.next_event`` serving ``events`` in turn."""
-    served = iter(events)
+def replaying(reads: list[list[bytes]]) -> Callable[[EventReader], list[bytes] | None]:
+    """``EventReader.next_events`` serving the events of ``reads`` as they were read."""
+    served = iter(reads)
     return lambda _reader: next(served)
 
 
@@ -84,25 +84,26 @@ def main() -> int:
     start = EntryPosition(journal_name=journal, position=position)
     rows = workload.row_changes(opts.scale)
 
-    events: list[bytes] = []
-    read = EventReader.next_event
+    reads: list[list[bytes]] = []
+    read = EventReader.next_events
 
-    def keep(reader: EventReader) -> bytes | None:
-        data = read(reader)
-        if data is not None:
-            events.append(data)
-        return data
+    def keep(reader: EventReader) -> list[bytes] | None:
+        events = read(reader)
+        if events is not None:
+            reads.append(events)
+        return events
 
-    with mock.patch.object(EventReader, "next_event", keep):
+    with mock.patch.object(EventReader, "next_events", keep):
         read_range(start, end)
     tune_garbage_collector()  # as the child does
     seconds = []
     for _ in range(opts.rounds):
-        with mock.patch.object(EventReader, "next_event", replaying(list(events))):
+        with mock.patch.object(EventReader, "next_events", replaying(list(reads))):
             seconds.append(read_range(start, end))
     best, median = min(seconds) / rows * 1e6, statistics.median(seconds) / rows * 1e6
     print(
-        f"{opts.workload} x{opts.scale}: {rows:,} row changes, {len(events):,} events; "
+        f"{opts.workload} x{opts.scale}: {rows:,} row changes, "
+        f"{sum(len(events) for events in reads):,} events; "
         f"reader CPU per row {best:.2f} us (fastest of {opts.rounds}), {median:.2f} us (median)"
     )
     return 0

@@ -87,7 +87,7 @@ class EventReader:
         self._readable.register(self._socket, select.POLLIN)
         self._buffer = b""
         self._pos = 0
-        # Events the compiled framing cut out of the buffer, handed out from ``_taken`` on.
+        # Events ``next_events`` gave ``next_event``, handed out from ``_taken`` on.
         self._ready: list[bytes] = []
         self._taken = 0
 
@@ -141,22 +141,34 @@ class EventReader:
 
     def next_event(self) -> bytes | None:
         """The next event's bytes, or None when the server ends the stream (EOF packet)."""
+        if self._taken >= len(self._ready):
+            events = self.next_events()
+            if events is None:
+                return None
+            self._ready, self._taken = events, 0
+        data = self._ready[self._taken]
+        self._taken += 1
+        return data
+
+    def next_events(self) -> list[bytes] | None:
+        """The next events' bytes (at least one: as many as the compiled framing cut from what
+        was read, and those ``next_event`` left), or None when the server ends the stream."""
         if self._taken < len(self._ready):
-            data = self._ready[self._taken]
-            self._taken += 1
-            return data
+            events = self._ready[self._taken :]
+            self._ready, self._taken = [], 0
+            return events
         compiled = native.module
         if compiled is not None:
             self._whole_packet()
-            self._ready, self._taken = [], 1
-            self._pos = compiled.binlog_events(self._buffer, self._pos, self._ready)
-            if self._ready:
-                return self._ready[0]
+            events = []
+            self._pos = compiled.binlog_events(self._buffer, self._pos, events)
+            if events:
+                return events
             # No event packet, or one continued past what was read: the Python loop reads it.
         payload = self._payload()
         marker = payload[0] if payload else 0xFE
         if marker == 0:
-            return payload[1:]
+            return [payload[1:]]
         if marker == 0xFE and len(payload) < 9:
             return None
         if marker == 0xFF:

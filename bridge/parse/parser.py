@@ -41,6 +41,7 @@ from bridge.position import EntryPosition, position_of, resume_position_after
 log = logging.getLogger(__name__)
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+_LOG_POS = struct.Struct("<I")
 
 
 class EntryReader(Protocol):
@@ -238,17 +239,18 @@ class BinlogParser:
         a TABLE_MAP the converter already has is dropped here, before any object is made for
         it (a reconnect then resumes at that map, which is harmless)."""
         table_map, rotate = EventCode.TABLE_MAP_EVENT, EventCode.ROTATE_EVENT
+        log_pos_of = _LOG_POS.unpack_from  # an event's log_pos: 4 bytes at 13 of its header
         request = self._request(facts, start)
         dump: DumpConnection | None = None
         try:
             dump = self._open(request)
-            next_event, checksum = dump.reader.next_event, dump.checksum
+            next_events, checksum = dump.reader.next_events, dump.checksum
             journal, position = request.journal_name, request.position
             reconnected = False
             stopping = self._stopping
             while not stopping.is_set():
                 try:
-                    data = next_event()
+                    ready = next_events()
                 except OSError:
                     # The dump connection alone was lost: reconnect it once from the last
                     # event; a second loss in a row goes to the retry loop of entries(), with
@@ -259,21 +261,22 @@ class BinlogParser:
                     if journal:
                         request = replace(request, journal_name=journal, position=position)
                     dump, reconnected = self._open(request), True
-                    next_event, checksum = dump.reader.next_event, dump.checksum
+                    next_events, checksum = dump.reader.next_events, dump.checksum
                     continue
-                if data is None:
+                if ready is None:
                     raise SourceUnreachable(
                         f"the source {self._source.address} ended the binlog stream"
                     )
-                code = data[4]
-                if code == table_map and repeats_table_map(data, checksum):
-                    continue
-                if code == rotate:
-                    position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
-                elif log_pos := int.from_bytes(data[13:17], "little"):
-                    position = log_pos
-                reconnected = False
-                yield data
+                for data in ready:
+                    code = data[4]
+                    if code == table_map and repeats_table_map(data, checksum):
+                        continue
+                    if code == rotate:
+                        position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
+                    elif log_pos := log_pos_of(data, 13)[0]:
+                        position = log_pos
+                    reconnected = False
+                    yield data
         except pymysql.MySQLError as exc:
             if self._stopping.is_set():
                 return

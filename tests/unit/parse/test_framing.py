@@ -161,3 +161,17 @@ def test_the_compiled_path_cuts_a_read_in_one_call(
     source.sendall(b"".join(_packet(b"e%d" % i) for i in range(100)))
     assert [reader.next_event() for _ in range(100)] == [b"e%d" % i for i in range(100)]
     assert len(calls) == 1
+
+
+def test_next_events_hands_out_what_one_read_holds_after_what_next_event_left(
+    ends: tuple[socket.socket, socket.socket], path: str
+) -> None:
+    ours, source = ends
+    reader, _ = _reader_of(ours)
+    source.sendall(b"".join(_packet(b"e%d" % i) for i in range(5)))
+    assert reader.next_event() == b"e0"
+    handed = [reader.next_events() for _ in range(4 if path == "python" else 1)]
+    # the compiled framing cuts the whole read at once, the Python loop one packet a call
+    assert [event for events in handed for event in events or []] == [b"e1", b"e2", b"e3", b"e4"]
+    source.sendall(_raw_packet(b"\xfe\x00\x00\x02\x00"))
+    assert reader.next_events() is None

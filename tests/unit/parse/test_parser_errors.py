@@ -37,10 +37,10 @@ class _Reader:
     def __init__(self, events: list[bytes]) -> None:
         self._events = events
 
-    def next_event(self) -> bytes | None:
+    def next_events(self) -> list[bytes] | None:
         if not self._events:
             raise ConnectionResetError("the stand-in dump has no more events")
-        return self._events.pop(0)
+        return [self._events.pop(0)]
 
 
 class _Dump:
