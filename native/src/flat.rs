@@ -5,6 +5,9 @@
 //! is not a str or None, images that do not line up) returns None and the caller takes the
 //! pure-Python path, which then says what is wrong.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -780,15 +783,42 @@ pub fn rows_record_parts<'py>(
     Ok(Some(record_parts(py, rows.len(), &t)))
 }
 
-/// ``rows_record_parts``' answer for the ``Template`` of ``count`` rows.
+/// ``rows_record_parts``' answer for the ``Template`` of ``count`` rows. The middle and the
+/// tail depend on the table, plan and kind only, so the same bytes object is handed out for
+/// the same bytes (``shared``).
 pub(crate) fn record_parts<'py>(py: Python<'py>, count: usize, t: &Template) -> RecordParts<'py> {
     (
         count,
         PyBytes::new(py, &t.message[..t.id_at]),
-        PyBytes::new(py, &t.message[t.id_at..t.ts_at]),
-        PyBytes::new(py, &t.message[t.ts_at..]),
+        shared(py, &t.message[t.id_at..t.ts_at]),
+        shared(py, &t.message[t.ts_at..]),
         PyBytes::new(py, &t.key),
     )
+}
+
+/// Distinct middles and tails kept (``shared``); the cache starts over when it is full.
+const SHARED_PARTS: usize = 1024;
+
+thread_local! {
+    /// The bytes objects ``shared`` handed out, by their bytes.
+    static SHARED: RefCell<HashMap<Vec<u8>, Py<PyBytes>>> = RefCell::new(HashMap::new());
+}
+
+/// One bytes object for equal bytes: the records of a table's events repeat their middle
+/// and tail, and a repeated object crosses to the instance's process once per batch (marshal
+/// writes a reference after the first) and is held there once.
+fn shared<'py>(py: Python<'py>, bytes: &[u8]) -> Bound<'py, PyBytes> {
+    SHARED.with_borrow_mut(|cache| {
+        if let Some(found) = cache.get(bytes) {
+            return found.bind(py).clone();
+        }
+        if cache.len() >= SHARED_PARTS {
+            cache.clear();
+        }
+        let made = PyBytes::new(py, bytes);
+        cache.insert(bytes.to_vec(), made.clone().unbind());
+        made
+    })
 }
 
 /// Each row of a rows event as a record of its own (a snapshot chunk's rows: one message
