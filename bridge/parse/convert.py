@@ -57,6 +57,10 @@ log = logging.getLogger(__name__)
 MARIADB_GTID_STANDALONE = 0x01
 # A MariaDB GTID event's body: sequence number, domain id, flags.
 _MARIADB_GTID_BODY = struct.Struct("<QIB")
+# Whole events read with one call (flat_entries): the header (events.HEADER), then an XID's
+# xid, or a MariaDB GTID's body.
+_XID_EVENT = struct.Struct(events.HEADER.format + "Q")
+_MARIADB_GTID_EVENT = struct.Struct(events.HEADER.format + "QIB")
 _DML_WORDS = ("insert", "update", "delete", "replace")
 
 _E = EventCode
@@ -77,7 +81,6 @@ _V2_ROWS = frozenset(
 # lookup of 50 ns per use in Python 3.11; transactions meet several each).
 _TABLE_MAP, _XID, _XA_PREPARE = _E.TABLE_MAP_EVENT, _E.XID_EVENT, _E.XA_PREPARE_LOG_EVENT
 _TRANSACTION_ENDS = frozenset({_XID, _XA_PREPARE})
-_FLAT_EVENTS = frozenset({_XID, _E.MARIADB_GTID_EVENT})  # besides rows events
 _MARIADB_GTID, _QUERY, _PAYLOAD = (
     _E.MARIADB_GTID_EVENT,
     _E.QUERY_EVENT,
@@ -262,38 +265,10 @@ class EventConverter:
         entry objects ``convert_raw`` and ``EntryEncoder`` would make for them are most of what
         it spends per one-row transaction."""
         code = data[4]
-        layout = self._rows_layouts.get(code)
-        if layout is None and code not in _FLAT_EVENTS:
-            return None
-        timestamp, _, server_id, size, log_pos, _ = HEADER.unpack_from(data, 0)
-        if layout is not None:
-            end = len(data) - CHECKSUM_SIZE if checksum else len(data)
-            header, event_type, rows = self._rows_change(
-                data, end, code, layout, timestamp, server_id, size, log_pos
-            )
-            if type(rows) is not EncodedAhead:
-                return (Entry(header, ROWDATA, RowChange(event_type, False, "", "", rows), ""),)
-            kind = event_type._value_
-            change = (kind, False, "", "", rows.parts)
-            return (
-                (
-                    self._journal,
-                    log_pos - size,
-                    server_id,
-                    timestamp * 1000,
-                    header.schema_name,
-                    header.table_name,
-                    kind,
-                    self._gtid,
-                    size,
-                    _ROWDATA,
-                    "",
-                    change,
-                ),
-            )
-        if log_pos:
-            self._last_log_pos = log_pos
         if code == _XID:
+            timestamp, _, server_id, size, log_pos, _, xid = _XID_EVENT.unpack_from(data)
+            if log_pos:
+                self._last_log_pos = log_pos
             return (
                 (
                     self._journal,
@@ -306,28 +281,61 @@ class EventConverter:
                     self._gtid,
                     size,
                     _TRANSACTION_END,
-                    str(events.xid(data)),
+                    str(xid),
                     None,
                 ),
             )
-        seq_no, domain_id, flags = _MARIADB_GTID_BODY.unpack_from(data, HEADER_SIZE)
-        self._gtid = gtid = f"{domain_id}-{server_id}-{seq_no}"
-        if flags & MARIADB_GTID_STANDALONE:
-            return _NO_ENTRIES
+        if code == _MARIADB_GTID:
+            timestamp, _, server_id, size, log_pos, _, seq_no, domain_id, flags = (
+                _MARIADB_GTID_EVENT.unpack_from(data)
+            )
+            if log_pos:
+                self._last_log_pos = log_pos
+            self._gtid = gtid = f"{domain_id}-{server_id}-{seq_no}"
+            if flags & MARIADB_GTID_STANDALONE:
+                return _NO_ENTRIES
+            return (
+                (
+                    self._journal,
+                    log_pos - size,
+                    server_id,
+                    timestamp * 1000,
+                    "",
+                    "",
+                    None,
+                    gtid,
+                    size,
+                    _TRANSACTION_BEGIN,
+                    "",
+                    None,
+                ),
+            )
+        layout = self._rows_layouts.get(code)
+        if layout is None:
+            return None
+        timestamp, _, server_id, size, log_pos, _ = HEADER.unpack_from(data)
+        end = len(data) - CHECKSUM_SIZE if checksum else len(data)
+        header, event_type, rows = self._rows_change(
+            data, end, code, layout, timestamp, server_id, size, log_pos
+        )
+        if type(rows) is not EncodedAhead:
+            return (Entry(header, ROWDATA, RowChange(event_type, False, "", "", rows), ""),)
+        kind = event_type._value_
+        change = (kind, False, "", "", rows.parts)
         return (
             (
                 self._journal,
                 log_pos - size,
                 server_id,
                 timestamp * 1000,
-                "",
-                "",
-                None,
-                gtid,
+                header.schema_name,
+                header.table_name,
+                kind,
+                self._gtid,
                 size,
-                _TRANSACTION_BEGIN,
+                _ROWDATA,
                 "",
-                None,
+                change,
             ),
         )
 
