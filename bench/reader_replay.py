@@ -39,11 +39,15 @@ from bridge.position import EntryPosition
 LIMIT = DEFAULT_MAX_RECORD_BYTES - RECORD_OVERHEAD - RENDER_HEADROOM  # as the encoder's ahead()
 
 
-def read_range(start: EntryPosition, end: tuple[str, int]) -> float:
+def read_range(
+    start: EntryPosition, end: tuple[str, int], sent: Callable[[bytes], None] | None = None
+) -> float:
     """Reads from ``start`` to the event that ends at ``end`` as the child does; its CPU s
-    (from the first entry on: connecting and preflight are left out)."""
+    (from the first entry on: connecting and preflight are left out). ``sent`` is given each
+    batch's data as the child would send it."""
     parser = BinlogParser(source(), encode_event=functools.partial(render_event, limit=LIMIT))
     encoder = EntryEncoder(functools.partial(render_rows, limit=LIMIT))
+    send = sent or _ignore
     batch = []
     began = None
     for entry in parser.flat_entries(start):
@@ -51,7 +55,7 @@ def read_range(start: EntryPosition, end: tuple[str, int]) -> float:
             began = time.process_time()
         batch.append(entry)
         if len(batch) >= BATCH_ENTRIES:
-            encoder.encode(batch)
+            send(encoder.encode(batch))
             batch = []
         if isinstance(entry, tuple):  # logfile name, offset, ..., event length: bridge.parse.wire
             reached = (entry[0], entry[1] + entry[8])
@@ -62,9 +66,13 @@ def read_range(start: EntryPosition, end: tuple[str, int]) -> float:
             )
         if reached >= end:
             break
-    encoder.encode(batch)
+    send(encoder.encode(batch))
     parser.stop()
     return time.process_time() - (began or 0.0)
+
+
+def _ignore(_data: bytes) -> None:
+    pass
 
 
 def replaying(reads: list[list[bytes]]) -> Callable[[EventReader], list[bytes] | None]:
