@@ -33,7 +33,7 @@ from bridge.mq.rendering import render_event, render_rows
 from bridge.parse.child import BATCH_ENTRIES
 from bridge.parse.framing import EventReader
 from bridge.parse.parser import BinlogParser
-from bridge.parse.wire import EntryEncoder
+from bridge.parse.wire import EntryEncoder, binlog_end
 from bridge.position import EntryPosition
 
 LIMIT = DEFAULT_MAX_RECORD_BYTES - RECORD_OVERHEAD - RENDER_HEADROOM  # as the encoder's ahead()
@@ -57,14 +57,7 @@ def read_range(
         if len(batch) >= BATCH_ENTRIES:
             send(encoder.encode(batch))
             batch = []
-        if isinstance(entry, tuple):  # logfile name, offset, ..., event length: bridge.parse.wire
-            reached = (entry[0], entry[1] + entry[8])
-        else:
-            reached = (
-                entry.header.logfile_name,
-                entry.header.logfile_offset + entry.header.event_length,
-            )
-        if reached >= end:
+        if binlog_end(entry) >= end:
             break
     send(encoder.encode(batch))
     parser.stop()

@@ -22,6 +22,7 @@ from bridge.parse.codes import EventCode
 
 HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
 HEADER_SIZE = 19
+LOG_POS_AT = 13  # where the header's log_pos is
 CHECKSUM_SIZE = 4
 
 

@@ -24,7 +24,7 @@ from bridge.parse.access import Source
 from bridge.parse.codes import EventCode
 from bridge.parse.convert import EventConverter
 from bridge.parse.dump import DumpConnection, DumpRequest
-from bridge.parse.events import CHECKSUM_SIZE, rotation
+from bridge.parse.events import CHECKSUM_SIZE, HEADER_SIZE, LOG_POS_AT, rotation
 from bridge.parse.exceptions import SourceUnreachable, start_refused
 from bridge.parse.framing import RawEvent
 from bridge.parse.schema import LiveSchema
@@ -35,13 +35,20 @@ from bridge.parse.source import (
     translate_error,
 )
 from bridge.parse.values import DecodeOptions
-from bridge.parse.wire import FLAT_ENTRY_TYPES, FlatEntry, entry_of
+from bridge.parse.wire import (
+    FLAT_ENTRY_TYPE,
+    FLAT_ENTRY_TYPES,
+    FLAT_LOGFILE_NAME,
+    FLAT_LOGFILE_OFFSET,
+    FlatEntry,
+    entry_of,
+)
 from bridge.position import EntryPosition, position_of, resume_position_after
 
 log = logging.getLogger(__name__)
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
-_LOG_POS = struct.Struct("<I")
+_LOG_POS = struct.Struct("<I")  # an event's log_pos, at LOG_POS_AT of its header
 
 
 class EntryReader(Protocol):
@@ -144,7 +151,7 @@ class BinlogParser:
                 for converted in self._dump(facts, resume, flat):
                     for entry in converted:
                         if isinstance(entry, tuple):  # a BEGIN, END or ROWDATA, never a DDL
-                            entry_type, is_ddl = FLAT_ENTRY_TYPES[entry[9]], False
+                            entry_type, is_ddl = FLAT_ENTRY_TYPES[entry[FLAT_ENTRY_TYPE]], False
                         else:
                             entry_type = entry.entry_type
                             change = entry.row_change
@@ -229,6 +236,16 @@ class BinlogParser:
             self._checksum = dump.checksum
         return dump
 
+    def _reopen(
+        self, dump: DumpConnection, request: DumpRequest, journal: str, position: int
+    ) -> tuple[DumpConnection, DumpRequest]:
+        """A new dump connection in place of ``dump``, from ``position`` of ``journal`` (the
+        end of the last event read); without a file name yet, from where ``request`` asked."""
+        dump.close()
+        if journal:
+            request = replace(request, journal_name=journal, position=position)
+        return self._open(request), request
+
     def _events(
         self,
         facts: SourceFacts,
@@ -239,7 +256,7 @@ class BinlogParser:
         a TABLE_MAP the converter already has is dropped here, before any object is made for
         it (a reconnect then resumes at that map, which is harmless)."""
         table_map, rotate = EventCode.TABLE_MAP_EVENT, EventCode.ROTATE_EVENT
-        log_pos_of = _LOG_POS.unpack_from  # an event's log_pos: 4 bytes at 13 of its header
+        log_pos_of = _LOG_POS.unpack_from
         request = self._request(facts, start)
         dump: DumpConnection | None = None
         try:
@@ -247,33 +264,38 @@ class BinlogParser:
             next_events, checksum = dump.reader.next_events, dump.checksum
             journal, position = request.journal_name, request.position
             reconnected = False
-            stopping = self._stopping
-            while not stopping.is_set():
+            stopped = self._stopping.is_set
+            while not stopped():
                 try:
                     ready = next_events()
                 except OSError:
                     # The dump connection alone was lost: reconnect it once from the last
                     # event; a second loss in a row goes to the retry loop of entries(), with
-                    # its back-off. Without a file name yet, the dump starts over as asked.
-                    if reconnected or self._stopping.is_set():
+                    # its back-off.
+                    if reconnected or stopped():
                         raise
-                    dump.close()
-                    if journal:
-                        request = replace(request, journal_name=journal, position=position)
-                    dump, reconnected = self._open(request), True
-                    next_events, checksum = dump.reader.next_events, dump.checksum
+                    dump, request = self._reopen(dump, request, journal, position)
+                    next_events, checksum, reconnected = (
+                        dump.reader.next_events,
+                        dump.checksum,
+                        True,
+                    )
                     continue
                 if ready is None:
                     raise SourceUnreachable(
                         f"the source {self._source.address} ended the binlog stream"
                     )
+                if min(map(len, ready)) < HEADER_SIZE:  # a broken stream: retried as a lost one
+                    raise ValueError(f"a binlog event shorter than its {HEADER_SIZE}-byte header")
                 for data in ready:
+                    if stopped():  # stop() ends the stream now, not after the read's events
+                        return
                     code = data[4]
                     if code == table_map and repeats_table_map(data, checksum):
                         continue
                     if code == rotate:
                         position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
-                    elif log_pos := log_pos_of(data, 13)[0]:
+                    elif log_pos := log_pos_of(data, LOG_POS_AT)[0]:
                         position = log_pos
                     reconnected = False
                     yield data
@@ -299,5 +321,5 @@ class BinlogParser:
 
 def _binlog_key(entry: Entry | FlatEntry) -> tuple[str, int]:
     if isinstance(entry, tuple):
-        return entry[0], entry[1]
+        return entry[FLAT_LOGFILE_NAME], entry[FLAT_LOGFILE_OFFSET]
     return entry.header.logfile_name, entry.header.logfile_offset

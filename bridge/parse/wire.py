@@ -41,12 +41,13 @@ NO_PLAN = -1
 
 # One column of a plan without its decoder: (index, name, is_key, mysql_type, null sql_type).
 PlanColumn = tuple[int, str, bool, str, int]
-# An entry as it crosses (module docstring).
+# An entry as it crosses (module docstring), and where it holds what is read of it elsewhere.
 FlatEntry = tuple[Any, ...]
+FLAT_LOGFILE_NAME, FLAT_LOGFILE_OFFSET, FLAT_SCHEMA_NAME, FLAT_TABLE_NAME = 0, 1, 4, 5
+FLAT_EVENT_TYPE, FLAT_EVENT_LENGTH, FLAT_ENTRY_TYPE, FLAT_CHANGE = 6, 8, 9, 11
 _EVENT_TYPES = {t.value: t for t in EventType}
-_ENTRY_TYPES = {t.value: t for t in EntryType}
-# A FlatEntry's entry type (its item 9) -> the entry type.
-FLAT_ENTRY_TYPES = _ENTRY_TYPES
+# The entry type of a FlatEntry's value for it (its FLAT_ENTRY_TYPE item).
+FLAT_ENTRY_TYPES = {t.value: t for t in EntryType}
 
 
 # Enum values are read as ``_value_`` here: ``.value`` is a Python-level property, three
@@ -146,14 +147,14 @@ class EntryDecoder:
         plans, flat = marshal.loads(data)
         for plan_id, columns in plans:
             self._plans[plan_id] = Plan.described(columns)
-        entry_types, entry = _ENTRY_TYPES, self._entry
+        entry_types, entry = FLAT_ENTRY_TYPES, self._entry
         entries: list[Entry] = []
         append = entries.append
         for item in flat:
-            if item[11] is None and item[6] is None:
+            if item[FLAT_CHANGE] is None and item[FLAT_EVENT_TYPE] is None:
                 # A BEGIN, an END or a heartbeat (two thirds of the entries of one-row
                 # transactions): the header is the first nine items as they are.
-                append(Entry(Header(*item[:9]), entry_types[item[9]], None, item[10]))
+                append(Entry(Header(*item[:9]), entry_types[item[FLAT_ENTRY_TYPE]], None, item[10]))
             else:
                 append(entry(*item))
         return entries
@@ -198,7 +199,7 @@ class EntryDecoder:
                 ddl_schema_name,
                 self._encoded(rows) if type(rows) is tuple else self._rows(rows),
             )
-        return Entry(header, _ENTRY_TYPES[entry_type], row_change, transaction_id)
+        return Entry(header, FLAT_ENTRY_TYPES[entry_type], row_change, transaction_id)
 
     def _encoded(self, parts: tuple[Any, ...]) -> EncodedRows:
         if self._revive is None:
@@ -232,6 +233,14 @@ class EntryDecoder:
 def entry_of(flat: FlatEntry) -> Entry:
     """The entry a flat tuple without rows stands for (a transaction's BEGIN or END): what the
     parser's retry reads its position from."""
-    if flat[11] is not None:
+    if flat[FLAT_CHANGE] is not None:
         raise ValueError("entry_of takes a flat entry without a row change")
     return EntryDecoder().entry(flat)
+
+
+def binlog_end(entry: Entry | FlatEntry) -> tuple[str, int]:
+    """Where ``entry``'s event ends in the binlog: (file, offset + length)."""
+    if isinstance(entry, tuple):
+        return entry[FLAT_LOGFILE_NAME], entry[FLAT_LOGFILE_OFFSET] + entry[FLAT_EVENT_LENGTH]
+    header = entry.header
+    return header.logfile_name, header.logfile_offset + header.event_length

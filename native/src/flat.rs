@@ -707,6 +707,9 @@ pub(crate) struct Template {
     id_at: usize,
     ts_at: usize,
     key: Vec<u8>,
+    /// Whether the message has no old values: its middle and tail are then the table's,
+    /// plan's and kind's only, the same for every such event (``record_parts``).
+    without_old: bool,
 }
 
 /// The ``Template`` of ``rows``; None where the pure-Python path must decide, or where it
@@ -746,6 +749,7 @@ pub(crate) fn template(
         id_at,
         ts_at,
         key,
+        without_old: message.old_rows == 0,
     }))
 }
 
@@ -783,40 +787,56 @@ pub fn rows_record_parts<'py>(
     Ok(Some(record_parts(py, rows.len(), &t)))
 }
 
-/// ``rows_record_parts``' answer for the ``Template`` of ``count`` rows. The middle and the
-/// tail depend on the table, plan and kind only, so the same bytes object is handed out for
-/// the same bytes (``shared``).
+/// ``rows_record_parts``' answer for the ``Template`` of ``count`` rows. Without old values
+/// the middle (type maps, key names, table) and the tail (type) are the same for every event
+/// of a table's plan and kind, so the same bytes object is handed out for the same bytes
+/// (``shared``); an UPDATE's middle holds its old values and is its own.
 pub(crate) fn record_parts<'py>(py: Python<'py>, count: usize, t: &Template) -> RecordParts<'py> {
+    let (middle, tail) = (&t.message[t.id_at..t.ts_at], &t.message[t.ts_at..]);
+    let (middle, tail) = if t.without_old {
+        (shared(py, middle), shared(py, tail))
+    } else {
+        (PyBytes::new(py, middle), shared(py, tail))
+    };
     (
         count,
         PyBytes::new(py, &t.message[..t.id_at]),
-        shared(py, &t.message[t.id_at..t.ts_at]),
-        shared(py, &t.message[t.ts_at..]),
+        middle,
+        tail,
         PyBytes::new(py, &t.key),
     )
 }
 
-/// Distinct middles and tails kept (``shared``); the cache starts over when it is full.
-const SHARED_PARTS: usize = 1024;
+/// The bytes ``shared`` keeps at most (twice: key and object); the cache starts over when
+/// more would be kept. A part larger than ``SHARED_PART_BYTES`` is not kept.
+const SHARED_BYTES: usize = 1 << 20;
+const SHARED_PART_BYTES: usize = 16 << 10;
+
+/// The bytes objects ``shared`` handed out, by their bytes, and the bytes they hold.
+type SharedParts = (HashMap<Vec<u8>, Py<PyBytes>>, usize);
 
 thread_local! {
-    /// The bytes objects ``shared`` handed out, by their bytes.
-    static SHARED: RefCell<HashMap<Vec<u8>, Py<PyBytes>>> = RefCell::new(HashMap::new());
+    static SHARED: RefCell<SharedParts> = RefCell::new((HashMap::new(), 0));
 }
 
 /// One bytes object for equal bytes: the records of a table's events repeat their middle
 /// and tail, and a repeated object crosses to the instance's process once per batch (marshal
 /// writes a reference after the first) and is held there once.
 fn shared<'py>(py: Python<'py>, bytes: &[u8]) -> Bound<'py, PyBytes> {
-    SHARED.with_borrow_mut(|cache| {
+    if bytes.len() > SHARED_PART_BYTES {
+        return PyBytes::new(py, bytes);
+    }
+    SHARED.with_borrow_mut(|(cache, held)| {
         if let Some(found) = cache.get(bytes) {
             return found.bind(py).clone();
         }
-        if cache.len() >= SHARED_PARTS {
+        if *held + bytes.len() > SHARED_BYTES {
             cache.clear();
+            *held = 0;
         }
         let made = PyBytes::new(py, bytes);
         cache.insert(bytes.to_vec(), made.clone().unbind());
+        *held += bytes.len();
         made
     })
 }

@@ -20,7 +20,14 @@ from bridge.mq.rendering import render_event, render_rows
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import BinlogPurged, ParserProcessFailed
 from bridge.parse.parser import BinlogParser
-from bridge.parse.wire import EntryEncoder, FlatEntry
+from bridge.parse.wire import (
+    FLAT_ENTRY_TYPE,
+    FLAT_SCHEMA_NAME,
+    FLAT_TABLE_NAME,
+    EntryEncoder,
+    FlatEntry,
+    binlog_end,
+)
 from bridge.position import EntryPosition
 from tests.conftest import MysqlEndpoint
 from tests.integration.binlog_helpers import (
@@ -95,15 +102,10 @@ def _sent(
     taken: list[Entry | FlatEntry] = []
     with stop_after(parser, 30):
         for entry in parser.flat_entries(start) if flat else parser.entries(start):
-            if isinstance(entry, tuple):  # logfile name, offset, ..., event length
-                reached = (entry[0], entry[1] + entry[8])
-            else:
-                header = entry.header
-                reached = (header.logfile_name, header.logfile_offset + header.event_length)
-                if entry.entry_type is EntryType.HEARTBEAT:
-                    continue
+            if not isinstance(entry, tuple) and entry.entry_type is EntryType.HEARTBEAT:
+                continue
             taken.append(entry)
-            if reached >= (end.journal_name, end.position):
+            if binlog_end(entry) >= (end.journal_name, end.position):
                 break
     encoder = EntryEncoder(functools.partial(render_rows, limit=limit))
     return marshal.loads(encoder.encode(taken)), taken
@@ -136,13 +138,17 @@ def test_entries_made_flat_from_their_bytes_cross_as_the_entries_would(
     sent, handed = _sent(mysql, start, end, flat=True)
     assert sent == _sent(mysql, start, end, flat=False)[0]
     rows = [
-        (e[5], True) if isinstance(e, tuple) else (e.header.table_name, False)
+        (e[FLAT_TABLE_NAME], True) if isinstance(e, tuple) else (e.header.table_name, False)
         for e in handed
-        if (e[4] if isinstance(e, tuple) else e.header.schema_name) == scratch_schema
-        and (e[9] == "ROWDATA" if isinstance(e, tuple) else not e.is_ddl and e.row_change)
+        if (e[FLAT_SCHEMA_NAME] if isinstance(e, tuple) else e.header.schema_name) == scratch_schema
+        and (
+            e[FLAT_ENTRY_TYPE] == "ROWDATA"
+            if isinstance(e, tuple)
+            else e.row_change and not e.is_ddl
+        )
     ]
     assert rows == [("t", True)] * 3 + [("legacy", False), ("t", True)], "(table, flat)"
-    ends = [e for e in handed if isinstance(e, tuple) and e[9] == "TRANSACTIONEND"]
+    ends = [e for e in handed if isinstance(e, tuple) and e[FLAT_ENTRY_TYPE] == "TRANSACTIONEND"]
     assert len(ends) >= 5, "each XID of the five changes crossed flat"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
+import marshal
 import struct
 from typing import Any
 
@@ -24,6 +25,7 @@ from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedB
 from bridge.parse.framing import RawEvent
 from bridge.parse.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
 from bridge.parse.rows import RowsEvent
+from bridge.parse.wire import EntryEncoder
 
 from .rowbytes import packed_int
 from .test_table_map_event import COLUMN_NAME, Body, strings
@@ -253,3 +255,64 @@ def test_a_rows_event_that_does_not_fit_its_table_fails_with_its_position_either
     for encode_event in (None, lambda header, event: None):
         with pytest.raises(SchemaMismatch, match=r"mysql-bin\.000007:\d+"):
             _rows_entries(encode_event, [table_map, short])
+
+
+def _rows_v2(v1: RawEvent) -> bytes:
+    """The body of ``v1`` (a v1 rows event) as a v2 event's: its extra data (none) after the
+    flags."""
+    body = v1.data[events.HEADER_SIZE :]
+    return body[:8] + struct.pack("<H", 2) + body[8:]
+
+
+def _stream(checksum: bool) -> list[bytes]:
+    """A MariaDB transaction (GTID, TABLE_MAP, v1 and v2 rows, XID), a standalone GTID, with a
+    heartbeat v2 (which takes the last event's log_pos) after each."""
+    table_map, rows = _one_bigint_table()
+    beat = _event(E.HEARTBEAT_LOG_EVENT_V2, b"", 0, checksum)
+    return [
+        _event(E.MARIADB_GTID_EVENT, struct.pack("<QIB", 42, 3, 0) + b"\0" * 6, 100, checksum),
+        beat,
+        _event(E.TABLE_MAP_EVENT, table_map.data[events.HEADER_SIZE :], 150, checksum),
+        _event(E.WRITE_ROWS_EVENT_V1, rows.data[events.HEADER_SIZE :], 200, checksum),
+        beat,
+        _event(E.WRITE_ROWS_EVENT, _rows_v2(rows), 250, checksum),
+        _event(E.XID_EVENT, _xid(2**63 + 5), 300, checksum),
+        beat,
+        _event(E.MARIADB_GTID_EVENT, struct.pack("<QIB", 43, 3, 1) + b"\0" * 6, 400, checksum),
+        beat,
+    ]
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+@pytest.mark.parametrize("written", [True, False], ids=["rows written ahead", "rows decoded"])
+def test_flat_entries_are_what_convert_raw_and_the_encoder_make(
+    checksum: bool, written: bool
+) -> None:
+    # The binlog reader's process converts rows, XID and MariaDB GTID events with
+    # flat_entries: the same data must cross, and the converter must be left in the same
+    # state (the heartbeats' positions are its last log_pos).
+    def encode_event(header: Header, event: RowsEvent) -> EncodedAhead | None:
+        return EncodedAhead(2, (2, header.table_name.encode(), event.pos)) if written else None
+
+    flat, plain = _converter(encode_event), _converter(encode_event)
+    made_flat: list[Any] = []
+    made: list[Any] = []
+    for data in _stream(checksum):
+        converted = flat.flat_entries(data, checksum)
+        made_flat += flat.convert_raw(RawEvent(data, checksum)) if converted is None else converted
+        made += plain.convert_raw(RawEvent(data, checksum))
+    # (the values: marshal's bytes differ where equal strings are or are not one object)
+    assert marshal.loads(EntryEncoder().encode(made_flat)) == marshal.loads(
+        EntryEncoder().encode(made)
+    )
+    assert [type(e) is tuple for e in made_flat] == [
+        *(True, False),  # BEGIN, heartbeat
+        *(written, False),  # v1 rows, heartbeat
+        *(written, True, False),  # v2 rows, END, heartbeat
+        False,  # the standalone GTID makes no entry; heartbeat
+    ]
+    # a rows event leaves the last log_pos where the TABLE_MAP before it put it
+    beats = [e.header.logfile_offset for e in made if e.entry_type is EntryType.HEARTBEAT]
+    assert beats == [100, 150, 300, 400]
+    state = ("_journal", "_gtid", "_last_log_pos", "_last_table_map")
+    assert [getattr(flat, name) for name in state] == [getattr(plain, name) for name in state]

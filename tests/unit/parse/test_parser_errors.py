@@ -22,6 +22,7 @@ from bridge.parse.convert import EventConverter
 from bridge.parse.events import HEADER
 from bridge.parse.framing import RawEvent
 from bridge.parse.source import SourceFacts
+from bridge.parse.wire import FLAT_ENTRY_TYPE
 from bridge.position import EntryPosition
 
 MARIADB_GTID_EVENT, XID_EVENT = 162, 16
@@ -38,9 +39,11 @@ class _Reader:
         self._events = events
 
     def next_events(self) -> list[bytes] | None:
+        """All its events as one read, then a lost connection."""
         if not self._events:
             raise ConnectionResetError("the stand-in dump has no more events")
-        return [self._events.pop(0)]
+        events, self._events = self._events, []
+        return events
 
 
 class _Dump:
@@ -141,5 +144,34 @@ def test_a_retry_after_flat_entries_resumes_at_their_boundary(
     monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
     start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
     handed = list(parser.flat_entries(start))
-    assert [entry[9] for entry in handed] == ["TRANSACTIONBEGIN", "TRANSACTIONEND"][:events]
+    assert [entry[FLAT_ENTRY_TYPE] for entry in handed] == [
+        "TRANSACTIONBEGIN",
+        "TRANSACTIONEND",
+    ][:events]
     assert f"retrying from mariadb-bin.000001:{resumed_at} " in warnings[0]
+
+
+def test_stop_ends_the_entries_inside_a_read(
+    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One read holds five heartbeats; the consumer stops after the first: no more come
+    # (stop() ends entries() promptly, not after the events already read).
+    _Dump.served = [[_event(HEARTBEAT_EVENT)] * 5]
+    handed = []
+    for entry in _entries(parser):
+        handed.append(entry)
+        parser.stop()
+    assert len(handed) == 1
+
+
+def test_an_event_shorter_than_a_header_is_retried_as_a_broken_stream(
+    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _Dump.served = [[_event(STOP_EVENT)[:18]]]
+    warnings: list[str] = []
+    monkeypatch.setattr(
+        parser_module.log, "warning", lambda text, *args: warnings.append(text % args)
+    )
+    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
+    assert list(_entries(parser)) == []
+    assert "shorter than its 19-byte header" in warnings[0]
