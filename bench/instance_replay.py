@@ -17,18 +17,15 @@ few percent from round to round.
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import time
 
-from bench.reader_replay import read_range
-from bench.workloads import WORKLOADS, load_fresh
+from bench.reader_replay import Replay, read_range
 from bridge.collector import tune_garbage_collector
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.config.models import DestinationConfig
 from bridge.mq.formats import record_builder
 from bridge.parse.wire import EntryDecoder
-from bridge.position import EntryPosition, LogIdentity
+from bridge.position import LogIdentity
 from bridge.sink.filters import TableFilter
 from bridge.sink.sink import EntrySink
 from bridge.sink.transaction_buffer import TransactionBuffer
@@ -64,26 +61,17 @@ def replay(frames: list[bytes]) -> tuple[float, int]:
 
 
 def main() -> int:
-    args = argparse.ArgumentParser()
-    args.add_argument("--workload", default="d", choices=sorted(WORKLOADS))
-    args.add_argument("--scale", type=float, default=1.0)
-    args.add_argument("--rounds", type=int, default=5)
-    opts = args.parse_args()
-    workload = WORKLOADS[opts.workload]
-    (journal, position), end = load_fresh(workload, f"bench_ir{opts.workload}", opts.scale)
-    rows = workload.row_changes(opts.scale)
+    asked = Replay.from_command_line("bench_ir")
     frames: list[bytes] = []
-    read_range(EntryPosition(journal_name=journal, position=position), end, frames.append)
+    read_range(asked.start, asked.end, frames.append)
     tune_garbage_collector()  # as canal-bridge run does
     seconds = []
-    for _ in range(opts.rounds):
+    for _ in range(asked.rounds):
         spent, records = replay(frames)
         seconds.append(spent)
-    best, median = min(seconds) / rows * 1e6, statistics.median(seconds) / rows * 1e6
     print(
-        f"{opts.workload} x{opts.scale}: {rows:,} row changes, {len(frames):,} batches, "
-        f"{records:,} records; instance CPU per row {best:.2f} us (fastest of {opts.rounds}), "
-        f"{median:.2f} us (median)"
+        f"{asked.workload} x{asked.scale}: {asked.rows:,} row changes, {len(frames):,} batches, "
+        f"{records:,} records; instance CPU per row {asked.per_row(seconds)}"
     )
     return 0
 

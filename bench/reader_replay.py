@@ -21,6 +21,7 @@ import functools
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from unittest import mock
 
 from bench.pipeline import source
@@ -74,17 +75,41 @@ def replaying(reads: list[list[bytes]]) -> Callable[[EventReader], list[bytes] |
     return lambda _reader: next(served)
 
 
-def main() -> int:
-    args = argparse.ArgumentParser()
-    args.add_argument("--workload", default="d", choices=sorted(WORKLOADS))
-    args.add_argument("--scale", type=float, default=1.0)
-    args.add_argument("--rounds", type=int, default=5)
-    opts = args.parse_args()
-    workload = WORKLOADS[opts.workload]
-    (journal, position), end = load_fresh(workload, f"bench_rr{opts.workload}", opts.scale)
-    start = EntryPosition(journal_name=journal, position=position)
-    rows = workload.row_changes(opts.scale)
+@dataclass(frozen=True)
+class Replay:
+    """What a replay bench was asked (``--workload``, ``--scale``, ``--rounds``) and the
+    workload it loaded: the binlog range and its row changes."""
 
+    workload: str
+    scale: float
+    rounds: int
+    start: EntryPosition
+    end: tuple[str, int]
+    rows: int
+
+    @classmethod
+    def from_command_line(cls, schema_prefix: str) -> Replay:
+        args = argparse.ArgumentParser()
+        args.add_argument("--workload", default="d", choices=sorted(WORKLOADS))
+        args.add_argument("--scale", type=float, default=1.0)
+        args.add_argument("--rounds", type=int, default=5)
+        opts = args.parse_args()
+        workload = WORKLOADS[opts.workload]
+        schema = f"{schema_prefix}{opts.workload}"
+        (journal, position), end = load_fresh(workload, schema, opts.scale)
+        start = EntryPosition(journal_name=journal, position=position)
+        rows = workload.row_changes(opts.scale)
+        return cls(opts.workload, opts.scale, opts.rounds, start, end, rows)
+
+    def per_row(self, seconds: list[float]) -> str:
+        """The fastest and the median of the rounds' ``seconds``, in us per row."""
+        best, median = min(seconds) / self.rows * 1e6, statistics.median(seconds) / self.rows * 1e6
+        return f"{best:.2f} us (fastest of {self.rounds}), {median:.2f} us (median)"
+
+
+def main() -> int:
+    replay = Replay.from_command_line("bench_rr")
+    start, end = replay.start, replay.end
     reads: list[list[bytes]] = []
     read = EventReader.next_events
 
@@ -98,14 +123,13 @@ def main() -> int:
         read_range(start, end)
     tune_garbage_collector()  # as the child does
     seconds = []
-    for _ in range(opts.rounds):
+    for _ in range(replay.rounds):
         with mock.patch.object(EventReader, "next_events", replaying(list(reads))):
             seconds.append(read_range(start, end))
-    best, median = min(seconds) / rows * 1e6, statistics.median(seconds) / rows * 1e6
     print(
-        f"{opts.workload} x{opts.scale}: {rows:,} row changes, "
+        f"{replay.workload} x{replay.scale}: {replay.rows:,} row changes, "
         f"{sum(len(events) for events in reads):,} events; "
-        f"reader CPU per row {best:.2f} us (fastest of {opts.rounds}), {median:.2f} us (median)"
+        f"reader CPU per row {replay.per_row(seconds)}"
     )
     return 0
 

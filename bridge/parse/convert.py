@@ -265,54 +265,48 @@ class EventConverter:
         entry objects ``convert_raw`` and ``EntryEncoder`` would make for them are most of what
         it spends per one-row transaction."""
         code = data[4]
+        kind: str | None
         if code == _XID:
             timestamp, _, server_id, size, log_pos, _, xid = _XID_EVENT.unpack_from(data)
-            if log_pos:
-                self._last_log_pos = log_pos
-            return (
-                (
-                    self._journal,
-                    log_pos - size,
-                    server_id,
-                    timestamp * 1000,
-                    "",
-                    "",
-                    None,
-                    self._gtid,
-                    size,
-                    _TRANSACTION_END,
-                    str(xid),
-                    None,
-                ),
-            )
-        if code == _MARIADB_GTID:
+            kind, transaction_id = _TRANSACTION_END, str(xid)
+        elif code == _MARIADB_GTID:
             timestamp, _, server_id, size, log_pos, _, seq_no, domain_id, flags = (
                 _MARIADB_GTID_EVENT.unpack_from(data)
             )
-            if log_pos:
-                self._last_log_pos = log_pos
-            self._gtid = gtid = f"{domain_id}-{server_id}-{seq_no}"
-            if flags & MARIADB_GTID_STANDALONE:
-                return _NO_ENTRIES
-            return (
-                (
-                    self._journal,
-                    log_pos - size,
-                    server_id,
-                    timestamp * 1000,
-                    "",
-                    "",
-                    None,
-                    gtid,
-                    size,
-                    _TRANSACTION_BEGIN,
-                    "",
-                    None,
-                ),
-            )
-        layout = self._rows_layouts.get(code)
-        if layout is None:
-            return None
+            self._gtid = f"{domain_id}-{server_id}-{seq_no}"
+            # A standalone GTID (a DDL's) opens no transaction: its statement is the entry.
+            kind = None if flags & MARIADB_GTID_STANDALONE else _TRANSACTION_BEGIN
+            transaction_id = ""
+        else:
+            layout = self._rows_layouts.get(code)
+            if layout is None:
+                return None
+            return self._flat_rows(data, checksum, code, layout)
+        if log_pos:
+            self._last_log_pos = log_pos
+        if kind is None:
+            return _NO_ENTRIES
+        return (
+            (
+                self._journal,
+                log_pos - size,
+                server_id,
+                timestamp * 1000,
+                "",
+                "",
+                None,
+                self._gtid,
+                size,
+                kind,
+                transaction_id,
+                None,
+            ),
+        )
+
+    def _flat_rows(
+        self, data: bytes, checksum: bool, code: int, layout: _RowsLayout
+    ) -> tuple[Entry | FlatEntry, ...]:
+        """``flat_entries`` of a rows event."""
         timestamp, _, server_id, size, log_pos, _ = HEADER.unpack_from(data)
         end = len(data) - CHECKSUM_SIZE if checksum else len(data)
         header, event_type, rows = self._rows_change(
