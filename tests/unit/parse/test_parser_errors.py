@@ -175,3 +175,25 @@ def test_an_event_shorter_than_a_header_is_retried_as_a_broken_stream(
     monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
     assert list(_entries(parser)) == []
     assert "shorter than its 19-byte header" in warnings[0]
+
+
+def test_a_retry_skips_the_flat_entries_it_already_handed_over(
+    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first dump hands over the BEGIN and is lost (its quick reconnect too); the retry's
+    # dump starts at that BEGIN again, which is skipped: the END follows it once.
+    gtid, xid = _gtid_then_xid()
+    _Dump.served = [[gtid], [], [gtid, xid]]
+    waits: list[float] = []
+
+    def wait(delay: float) -> None:
+        waits.append(delay)
+        if len(waits) == 2:
+            parser.stop()
+
+    monkeypatch.setattr(parser_module.log, "warning", lambda *_: None)
+    monkeypatch.setattr(parser._stopping, "wait", wait)
+    start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
+    handed = list(parser.flat_entries(start))
+    assert [entry[FLAT_ENTRY_TYPE] for entry in handed] == ["TRANSACTIONBEGIN", "TRANSACTIONEND"]
+    assert _Dump.opened == 4
