@@ -55,10 +55,8 @@ from bridge.parse.wire import FlatEntry
 log = logging.getLogger(__name__)
 
 MARIADB_GTID_STANDALONE = 0x01
-# A MariaDB GTID event's body: sequence number, domain id, flags.
-_MARIADB_GTID_BODY = struct.Struct("<QIB")
-# Whole events read with one call (flat_entries): the header (events.HEADER), then an XID's
-# xid, or a MariaDB GTID's body.
+# Whole events read with one call: the header (events.HEADER), then an XID's xid (in
+# flat_entries), or a MariaDB GTID's body (sequence number, domain id, flags).
 _XID_EVENT = struct.Struct(events.HEADER.format + "Q")
 _MARIADB_GTID_EVENT = struct.Struct(events.HEADER.format + "QIB")
 _DML_WORDS = ("insert", "update", "delete", "replace")
@@ -172,7 +170,7 @@ class EventConverter:
             xid = str(events.xid(raw.data)) if code == _XID else ""
             return (self._entry(raw, TRANSACTION_END, xid),)
         if code == _MARIADB_GTID:
-            seq_no, domain_id, flags = _MARIADB_GTID_BODY.unpack_from(raw.data, HEADER_SIZE)
+            *_, seq_no, domain_id, flags = _MARIADB_GTID_EVENT.unpack_from(raw.data)
             self._gtid = f"{domain_id}-{raw.server_id}-{seq_no}"
             if flags & MARIADB_GTID_STANDALONE:
                 return _NO_ENTRIES
@@ -361,16 +359,8 @@ class EventConverter:
         columns, pos = read_packed_int(data, pos, end)
         decoder = cached.decoder
         table = decoder.table
-        header = Header(
-            self._journal,
-            log_pos - size,
-            server_id,
-            timestamp * 1000,
-            table.schema,
-            table.table,
-            event_type,
-            self._gtid,
-            size,
+        header = self._header_at(
+            timestamp, server_id, size, log_pos, table.schema, table.table, event_type
         )
         try:
             return header, event_type, self._rows(header, decoder, kind, data[pos:end], columns)
@@ -388,16 +378,38 @@ class EventConverter:
         table_name: str = "",
         event_type: EventType | None = None,
     ) -> Header:
+        return self._header_at(
+            raw.timestamp,
+            raw.server_id,
+            raw.event_size,
+            raw.log_pos,
+            schema_name,
+            table_name,
+            event_type,
+        )
+
+    def _header_at(  # noqa: PLR0917  (the event's header fields, as unpacked)
+        self,
+        timestamp: int,
+        server_id: int,
+        size: int,
+        log_pos: int,
+        schema_name: str,
+        table_name: str,
+        event_type: EventType | None,
+    ) -> Header:
+        """The header of an entry of the event with these header fields: where it starts in
+        the current file, with the current GTID."""
         return Header(
             self._journal,
-            raw.log_pos - raw.event_size,
-            raw.server_id,
-            raw.timestamp * 1000,
+            log_pos - size,
+            server_id,
+            timestamp * 1000,
             schema_name,
             table_name,
             event_type,
             self._gtid,
-            raw.event_size,
+            size,
         )
 
     def _entry(self, raw: RawEvent, entry_type: EntryType, transaction_id: str = "") -> Entry:
