@@ -168,27 +168,14 @@ class EncodedAhead:
         return self.rows
 
 
-class UndecodedRows(Protocol):
-    """A rows event's images before decoding (the parser's ``bridge.parse.rows.RowsEvent``):
-    the plans of its before and after images (the same one but for an UPDATE; opaque here,
-    read by the compiled path), the event body and where the images start in it."""
-
-    @property
-    def before(self) -> object: ...
-
-    @property
-    def after(self) -> object: ...
-
-    @property
-    def body(self) -> bytes: ...
-
-    @property
-    def pos(self) -> int: ...
-
-
-# The rows of a rows event written in the output format from its undecoded images, or None
-# to decode them.
-EventEncode = Callable[[Header, UndecodedRows], EncodedAhead | None]
+# The rows of a rows event written in the output format from its undecoded images: given the
+# entry's schema, table, event type, execute time (ms) and GTID, then the plans of its before
+# and after images (the same one but for an UPDATE; the parser's, opaque here), the event's
+# rows body and where the images start in it. Returns the parts ``AheadEncoding.revive``
+# takes (the row count first), or None to have the rows decoded.
+EventEncode = Callable[
+    [str, str, EventType, int, str, object, object, bytes, int], tuple[Any, ...] | None
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,9 +191,9 @@ class AheadEncoding:
     ``encode_apart`` / ``revive_apart`` do the same for rows that become a record each (a
     snapshot chunk's rows, ``EncodedRowsApart``), where the encoder can write them so.
 
-    ``encode_event(header, event)``, where given, is tried first for a binlog rows event: it
-    writes the rows straight from the event's undecoded images (``RowsEvent``), so the
-    reader never makes their values; None to have them decoded and ``encode`` tried.
+    ``encode_event`` (``EventEncode``), where given, is tried first for a binlog rows event:
+    it writes the rows straight from the event's undecoded images, so the reader never makes
+    their values or its entry's objects; None to have them decoded and ``encode`` tried.
     """
 
     encode: AheadEncode

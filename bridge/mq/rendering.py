@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bridge import native
-from bridge.entry import EncodedAhead, EventType, Header, RowChange, RowData, UndecodedRows
+from bridge.entry import EventType, Header, RowChange, RowData
 from bridge.position import SnapshotHeader
 
 # Row change kinds as the compiled path numbers and names them.
@@ -50,30 +50,41 @@ def render_rows(
     return parts
 
 
-def render_event(header: Header, event: UndecodedRows, limit: int) -> EncodedAhead | None:
+def render_event(  # noqa: PLR0917  (AheadEncoding.encode_event's fields, in its order)
+    schema_name: str,
+    table_name: str,
+    event_type: EventType,
+    execute_time: int,
+    gtid: str,
+    before: object,
+    after: object,
+    body: bytes,
+    pos: int,
+    limit: int,
+) -> tuple[Any, ...] | None:
     """A rows event's record written by the compiled path straight from its undecoded images
     (``AheadEncoding.encode_event``), as ``render_rows`` writes it from the decoded rows: no
     value or row object is made. None where the compiled path is not loaded, a column of the
     event needs a Python decoder, the compiled reader declines an image (the rows are then
     decoded, and rendered or refused as ever), or the record would be over ``limit``."""
     compiled = native.module
-    kind = NATIVE_KINDS.get(header.event_type) if header.event_type is not None else None
+    kind = NATIVE_KINDS.get(event_type)
     if compiled is None or kind is None:
         return None
-    parts: tuple[int, bytes, bytes, bytes, bytes] | None = compiled.rows_event_parts(
-        header.schema_name,
-        header.table_name,
+    parts: tuple[Any, ...] | None = compiled.rows_event_parts(
+        schema_name,
+        table_name,
         kind[0],
         kind[1],
-        header.execute_time,
-        message_gtid(header),
-        event.before,
-        event.after,
-        event.body,
-        event.pos,
+        execute_time,
+        gtid,
+        before,
+        after,
+        body,
+        pos,
         limit,
     )
-    return None if parts is None else EncodedAhead(parts[0], parts)
+    return parts
 
 
 def render_rows_apart(

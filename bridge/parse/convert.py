@@ -22,6 +22,7 @@ import logging
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from bridge.entry import (
     ROWDATA,
@@ -49,6 +50,7 @@ from bridge.parse.rows import RowDecoder, RowsKind
 from bridge.parse.schema import LiveSchema
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import TableMapDef, decode_table_map
+from bridge.parse.table_meta import TableMeta
 from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import FlatEntry
 
@@ -243,17 +245,21 @@ class EventConverter:
 
     def _raw_rows_entry(self, raw: RawEvent, code: int, layout: _RowsLayout) -> Entry:
         """A rows event's ROWDATA entry."""
-        header, event_type, rows = self._rows_change(
-            raw.data,
-            raw.body_end,
-            code,
-            layout,
+        data, offset, event_type = raw.data, raw.log_pos - raw.event_size, layout[0]
+        table, parts, rows = self._rows_event(
+            data, raw.body_end, code, layout, offset, raw.timestamp
+        )
+        header = self._header_at(
             raw.timestamp,
             raw.server_id,
             raw.event_size,
             raw.log_pos,
+            table.schema,
+            table.table,
+            event_type,
         )
-        return Entry(header, ROWDATA, RowChange(event_type, False, "", "", rows), "")
+        written = rows if parts is None else EncodedAhead(parts[0], parts)
+        return Entry(header, ROWDATA, RowChange(event_type, False, "", "", written), "")
 
     def flat_entries(self, data: bytes, checksum: bool) -> tuple[Entry | FlatEntry, ...] | None:
         """What ``convert_raw`` makes of a rows, XID or MariaDB GTID event, from its bytes, with
@@ -304,52 +310,53 @@ class EventConverter:
     def _flat_rows(
         self, data: bytes, checksum: bool, code: int, layout: _RowsLayout
     ) -> tuple[Entry | FlatEntry, ...]:
-        """``flat_entries`` of a rows event."""
+        """``flat_entries`` of a rows event: no header, entry or rows object where
+        ``encode_event`` writes its rows."""
         timestamp, _, server_id, size, log_pos, _ = HEADER.unpack_from(data)
         end = len(data) - CHECKSUM_SIZE if checksum else len(data)
-        header, event_type, rows = self._rows_change(
-            data, end, code, layout, timestamp, server_id, size, log_pos
-        )
-        if type(rows) is not EncodedAhead:
+        offset, event_type = log_pos - size, layout[0]
+        table, parts, rows = self._rows_event(data, end, code, layout, offset, timestamp)
+        if parts is None:
+            header = self._header_at(
+                timestamp, server_id, size, log_pos, table.schema, table.table, event_type
+            )
             return (Entry(header, ROWDATA, RowChange(event_type, False, "", "", rows), ""),)
         kind = event_type._value_
-        change = (kind, False, "", "", rows.parts)
         return (
             (
                 self._journal,
-                log_pos - size,
+                offset,
                 server_id,
                 timestamp * 1000,
-                header.schema_name,
-                header.table_name,
+                table.schema,
+                table.table,
                 kind,
                 self._gtid,
                 size,
                 _ROWDATA,
                 "",
-                change,
+                (kind, False, "", "", parts),
             ),
         )
 
-    def _rows_change(  # noqa: PLR0917  (the event's header fields, as unpacked)
+    def _rows_event(  # noqa: PLR0917  (the event and its header fields, as unpacked)
         self,
         data: bytes,
         end: int,
         code: int,
         layout: _RowsLayout,
+        offset: int,
         timestamp: int,
-        server_id: int,
-        size: int,
-        log_pos: int,
-    ) -> tuple[Header, EventType, EncodedAhead | tuple[RowData, ...]]:
-        """A rows event's header, event type and rows (the pieces are inlined: every row change
-        of the source passes here)."""
+    ) -> tuple[TableMeta, tuple[Any, ...] | None, tuple[RowData, ...]]:
+        """A rows event's table, and its rows: the parts ``encode_event`` writes from the
+        event's bytes where it does (and no rows), else None and the rows decoded. Every row
+        change of the source passes here: the pieces are inlined."""
         table_id = int.from_bytes(data[HEADER_SIZE : HEADER_SIZE + 6], "little")
         cached = self._raw_tables.get(table_id)
         if cached is None:
             raise SchemaMismatch(
                 f"a {events.event_name(code)} for table id {table_id} without its TABLE_MAP "
-                f"at {self._journal}:{log_pos - size}: the dump started inside a transaction; "
+                f"at {self._journal}:{offset}: the dump started inside a transaction; "
                 "start from a transaction boundary (clear the cursor or use a GTID start)"
             )
         event_type, kind, pos, v2 = layout
@@ -359,15 +366,28 @@ class EventConverter:
         columns, pos = read_packed_int(data, pos, end)
         decoder = cached.decoder
         table = decoder.table
-        header = self._header_at(
-            timestamp, server_id, size, log_pos, table.schema, table.table, event_type
-        )
+        body = data[pos:end]
         try:
-            return header, event_type, self._rows(header, decoder, kind, data[pos:end], columns)
+            before, after, at = decoder.images(kind, body, columns)
+            encode = self._encode_event
+            # A PARTIAL_UPDATE's images hold JSON diffs only Python applies.
+            if encode is not None and kind != "partial_update":
+                parts = encode(
+                    table.schema,
+                    table.table,
+                    event_type,
+                    timestamp * 1000,
+                    self._gtid,
+                    before,
+                    after,
+                    body,
+                    at,
+                )
+                if parts is not None:
+                    return table, parts, ()
+            return table, None, decoder.decode_images(kind, body, before, after, at)
         except SchemaMismatch as exc:
-            raise SchemaMismatch(
-                f"{exc} (binlog position {header.logfile_name}:{header.logfile_offset})"
-            ) from exc
+            raise SchemaMismatch(f"{exc} (binlog position {self._journal}:{offset})") from exc
 
     # -------------------------------------------------------------------- pieces
 
@@ -464,25 +484,6 @@ class EventConverter:
             display_widths=prints_display_widths(self._format.server_version),
         )
         return _CachedTable(table, RowDecoder(meta, self._time_zone, self._values))
-
-    def _rows(
-        self,
-        header: Header,
-        decoder: RowDecoder,
-        kind: RowsKind,
-        body: bytes,
-        column_count: int,
-    ) -> EncodedAhead | tuple[RowData, ...]:
-        """The event's rows as ``encode_event`` writes them from the bytes where it does,
-        else decoded."""
-        encode = self._encode_event
-        if encode is None:
-            return decoder.decode(kind, body, column_count)
-        event = decoder.undecoded(kind, body, column_count)
-        if event is None:  # a PARTIAL_UPDATE: its diffs are applied in Python
-            return decoder.decode(kind, body, column_count)
-        encoded = encode(header, event)
-        return decoder.decode_undecoded(event) if encoded is None else encoded
 
 
 def _is_mariadb(server_version: str) -> bool:

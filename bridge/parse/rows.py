@@ -36,7 +36,6 @@ from datetime import tzinfo
 from typing import Any, Literal
 
 from bridge.entry import Column, RowData
-from bridge.model import value_class
 from bridge.parse.codes import MysqlType
 from bridge.parse.compiled import Spec, column_spec, image_reader
 from bridge.parse.json_diff import (
@@ -169,19 +168,6 @@ def _image_reader(steps: tuple[tuple[Any, ...], ...], null_bytes: int) -> ImageR
     exec("\n".join(lines), namespace)  # our own generated source
     reader: ImageReader = namespace["read"]
     return reader
-
-
-@value_class
-class RowsEvent:
-    """A rows event's images, not decoded: its plans (``before`` and ``after`` are one plan
-    but for an UPDATE), the body and where the images start in it. What an encoder that
-    writes rows straight from the bytes takes (``AheadEncoding.encode_event``)."""
-
-    kind: RowsKind
-    before: Plan
-    after: Plan
-    body: bytes
-    pos: int
 
 
 # One decoded image: its plan, the values (None for NULL) and the sql types, column by column.
@@ -360,17 +346,6 @@ class RowDecoder:
         )
         return step, spec
 
-    def undecoded(
-        self, kind: RowsKind, body: bytes, column_count: int | None = None
-    ) -> RowsEvent | None:
-        """The event's plans and where its images start, for an encoder that writes the rows
-        from the bytes (``AheadEncoding.encode_event``); checked and failing as ``decode``.
-        None for a PARTIAL_UPDATE, whose images hold JSON diffs only Python applies."""
-        before_plan, after_plan, pos = self._plans_of(kind, body, column_count)
-        if kind == "partial_update":
-            return None
-        return RowsEvent(kind, before_plan, after_plan, body, pos)
-
     def decode(
         self, kind: RowsKind, body: bytes, column_count: int | None = None
     ) -> tuple[RowData, ...]:
@@ -383,12 +358,14 @@ class RowDecoder:
         a partial JSON column whose before image is absent (``binlog_row_image=MINIMAL``)
         raises ``PartialJsonWithoutBase``, a diff that does not fit the before image
         ``JsonDiffNotApplicable``."""
-        before_plan, after_plan, pos = self._plans_of(kind, body, column_count)
+        before_plan, after_plan, pos = self.images(kind, body, column_count)
         return self._decoded(kind, body, before_plan, after_plan, pos)
 
-    def decode_undecoded(self, event: RowsEvent) -> tuple[RowData, ...]:
-        """``decode`` of an event ``undecoded`` gave, without working out its plans again."""
-        return self._decoded(event.kind, event.body, event.before, event.after, event.pos)
+    def decode_images(
+        self, kind: RowsKind, body: bytes, before_plan: Plan, after_plan: Plan, pos: int
+    ) -> tuple[RowData, ...]:
+        """``decode`` of an event whose ``images`` are known, without working them out again."""
+        return self._decoded(kind, body, before_plan, after_plan, pos)
 
     def _decoded(
         self, kind: RowsKind, body: bytes, before_plan: Plan, after_plan: Plan, pos: int
@@ -411,11 +388,13 @@ class RowDecoder:
                 exc.args = (f"table {self.table.full_name}: {exc}",)
             raise
 
-    def _plans_of(
-        self, kind: RowsKind, body: bytes, column_count: int | None
+    def images(
+        self, kind: RowsKind, body: bytes, column_count: int | None = None
     ) -> tuple[Plan, Plan, int]:
         """The plans of the event's images (before, after: the same one but for an UPDATE)
-        and where its images start in ``body``; raises where they cannot fit."""
+        and where its images start in ``body``; raises where they cannot fit, as ``decode``.
+        What an encoder that writes rows straight from the bytes takes
+        (``AheadEncoding.encode_event``), with the body."""
         count = len(self._steps)
         if column_count is not None and column_count != count:
             raise ColumnCountMismatch(self.table, column_count)

@@ -14,7 +14,7 @@ import pymysql
 import pytest
 import zstandard
 
-from bridge.entry import EncodedAhead, EntryType, EventEncode, Header
+from bridge.entry import EncodedAhead, EntryType, EventEncode, EventType
 from bridge.parse import events
 from bridge.parse.codes import EventCode as E
 from bridge.parse.codes import MysqlType as T
@@ -24,7 +24,6 @@ from bridge.parse.events import EVENT_TYPES, HEADER, Handling
 from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedBinlogEvent
 from bridge.parse.framing import RawEvent
 from bridge.parse.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
-from bridge.parse.rows import RowsEvent
 from bridge.parse.wire import EntryEncoder
 
 from .rowbytes import packed_int
@@ -227,23 +226,35 @@ def _rows_entries(encode_event: EventEncode | None, events: list[RawEvent]) -> l
 
 
 def test_a_rows_event_is_offered_undecoded_and_carries_what_encode_event_wrote() -> None:
-    offered: list[tuple[Header, RowsEvent]] = []
-    written = EncodedAhead(2, ("parts",))
+    offered: list[tuple[Any, ...]] = []
+    written = (2, b"parts")
 
-    def encode_event(header: Header, event: RowsEvent) -> EncodedAhead:
-        offered.append((header, event))
+    def encode_event(*fields: Any) -> tuple[Any, ...]:
+        offered.append(fields)
         return written
 
     (entry,) = _rows_entries(encode_event, _one_bigint_table())
-    assert entry.row_change.row_datas is written
-    ((header, event),) = offered
-    assert header == entry.header and header.table_name == "orders"
-    assert (event.kind, event.before.names, event.pos) == ("insert", ("id",), 1)
+    assert entry.row_change.row_datas == EncodedAhead(2, written)
+    ((schema, table, event_type, execute_time, gtid, before, after, body, pos),) = offered
+    h = entry.header
+    assert (schema, table, event_type, execute_time, gtid) == (
+        h.schema_name,
+        h.table_name,
+        h.event_type,
+        h.execute_time,
+        h.gtid,
+    )
+    assert table == "orders" and event_type is EventType.INSERT
+    assert (before.names, after is before, pos, len(body)) == (("id",), True, 1, 19)
+
+
+def _declines(*_fields: Any) -> None:
+    return None
 
 
 def test_a_rows_event_encode_event_declines_is_decoded_as_without_it() -> None:
     events_ = _one_bigint_table()
-    (declined,) = _rows_entries(lambda header, event: None, events_)
+    (declined,) = _rows_entries(_declines, events_)
     (plain,) = _rows_entries(None, events_)
     assert declined == plain
     assert [row.after[0].value for row in declined.row_change.row_datas] == ["1", "2"]
@@ -252,9 +263,28 @@ def test_a_rows_event_encode_event_declines_is_decoded_as_without_it() -> None:
 def test_a_rows_event_that_does_not_fit_its_table_fails_with_its_position_either_way() -> None:
     table_map, rows = _one_bigint_table()
     short = _raw(E.WRITE_ROWS_EVENT_V1, rows.data[events.HEADER_SIZE : -3], log_pos=2000)
-    for encode_event in (None, lambda header, event: None):
+    for encode_event in (None, _declines):
         with pytest.raises(SchemaMismatch, match=r"mysql-bin\.000007:\d+"):
             _rows_entries(encode_event, [table_map, short])
+
+
+def test_a_partial_update_is_decoded_and_never_offered_to_encode_event() -> None:
+    # Its images may hold JSON diffs, which only the Python path applies.
+    table_map, _ = _one_bigint_table()
+    body = (0x0000_1234_5678).to_bytes(6, "little") + b"\0\0" + struct.pack("<H", 2)
+    body += packed_int(1) + b"\x01\x01"  # one column, in both images
+    body += b"\0" + struct.pack("<q", 1) + packed_int(0) + b"\0" + struct.pack("<q", 7)
+    offered: list[tuple[Any, ...]] = []
+
+    def encode_event(*fields: Any) -> tuple[Any, ...]:
+        offered.append(fields)
+        return (1, b"written")
+
+    partial = _raw(E.PARTIAL_UPDATE_ROWS_EVENT, body, log_pos=2000)
+    (entry,) = _rows_entries(encode_event, [table_map, partial])
+    assert offered == []
+    ((row),) = entry.row_change.row_datas
+    assert (row.before[0].value, row.after[0].value) == ("1", "7")
 
 
 def _rows_v2(v1: RawEvent) -> bytes:
@@ -291,8 +321,9 @@ def test_flat_entries_are_what_convert_raw_and_the_encoder_make(
     # The binlog reader's process converts rows, XID and MariaDB GTID events with
     # flat_entries: the same data must cross, and the converter must be left in the same
     # state (the heartbeats' positions are its last log_pos).
-    def encode_event(header: Header, event: RowsEvent) -> EncodedAhead | None:
-        return EncodedAhead(2, (2, header.table_name.encode(), event.pos)) if written else None
+    def encode_event(*fields: Any) -> tuple[Any, ...] | None:
+        table, pos = fields[1], fields[8]
+        return (2, table.encode(), pos) if written else None
 
     flat, plain = _converter(encode_event), _converter(encode_event)
     made_flat: list[Any] = []
