@@ -4,7 +4,7 @@
 
 Loads a workload, reads its binlog range once from MariaDB keeping each event's bytes as the
 framing hands them out, then replays those bytes ``--rounds`` times through what the child
-process of ``parser_process`` runs: ``BinlogParser.flat_entries`` (table maps, GTIDs, rows events
+process of ``parser_process`` runs: ``BinlogParser.flat_batches`` (table maps, GTIDs, rows events
 written as FlatMessage records by the compiled path) and ``EntryEncoder`` batches of 1,024
 entries, with the garbage collector tuned as the child tunes it. Prints the CPU microseconds
 per row of the fastest and the median round.
@@ -22,6 +22,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from unittest import mock
 
 from bench.pipeline import source
@@ -49,16 +50,16 @@ def read_range(
     parser = BinlogParser(source(), encode_event=functools.partial(render_event, limit=LIMIT))
     encoder = EntryEncoder(functools.partial(render_rows, limit=LIMIT))
     send = sent or _ignore
-    batch = []
+    batch: list[Any] = []
     began = None
-    for entry in parser.flat_entries(start):
+    for group in parser.flat_batches(start):
         if began is None:
             began = time.process_time()
-        batch.append(entry)
-        if len(batch) >= BATCH_ENTRIES:
-            send(encoder.encode(batch))
-            batch = []
-        if binlog_end(entry) >= end:
+        batch += group
+        while len(batch) >= BATCH_ENTRIES:
+            send(encoder.encode(batch[:BATCH_ENTRIES]))
+            del batch[:BATCH_ENTRIES]
+        if binlog_end(group[-1]) >= end:
             break
     send(encoder.encode(batch))
     parser.stop()

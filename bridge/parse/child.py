@@ -194,15 +194,18 @@ def main() -> int:
     encoder = EntryEncoder(spec.encode_ahead)
     batch: list[Entry | FlatEntry] = []
 
+    def send(entries: list[Entry | FlatEntry], source_waits: bool) -> None:
+        kind = _CAUGHT_UP if source_waits else _BATCH
+        try:
+            childproc.write_frame(frames, kind, encoder.encode(entries))
+        except BrokenPipeError:
+            # The instance is gone. Leave at once: raised inside the parser, this error
+            # would look like a lost source connection and be retried.
+            os._exit(0)
+
     def flush(source_waits: bool = True) -> None:
         if batch:
-            kind = _CAUGHT_UP if source_waits else _BATCH
-            try:
-                childproc.write_frame(frames, kind, encoder.encode(batch))
-            except BrokenPipeError:
-                # The instance is gone. Leave at once: raised inside the parser, this error
-                # would look like a lost source connection and be retried.
-                os._exit(0)
+            send(batch, source_waits)
             batch.clear()
 
     def before_read(source_waits: bool) -> None:
@@ -219,10 +222,11 @@ def main() -> int:
         encode_event=spec.encode_event,
     )
     try:
-        for entry in parser.flat_entries(spec.start):
-            batch.append(entry)
-            if len(batch) >= BATCH_ENTRIES:
-                flush(source_waits=False)
+        for group in parser.flat_batches(spec.start):
+            batch += group
+            while len(batch) >= BATCH_ENTRIES:  # the rest goes with the next group or read
+                send(batch[:BATCH_ENTRIES], source_waits=False)
+                del batch[:BATCH_ENTRIES]
         flush()
     except BaseException as exc:
         flush()  # what was read before the failure, as the parser yielded it

@@ -12,14 +12,21 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol, cast
 
 import pymysql
 
 from bridge.backoff import Backoff
-from bridge.entry import HEARTBEAT, TRANSACTION_BEGIN, TRANSACTION_END, Entry, EventEncode
+from bridge.entry import (
+    HEARTBEAT,
+    TRANSACTION_BEGIN,
+    TRANSACTION_END,
+    Entry,
+    EntryType,
+    EventEncode,
+)
 from bridge.parse.access import Source
 from bridge.parse.codes import EventCode
 from bridge.parse.convert import EventConverter
@@ -125,16 +132,24 @@ class BinlogParser:
         return False
 
     def entries(self, start: EntryPosition) -> Iterator[Entry]:
-        """Entries from ``start`` (a transaction start, or a GTID) until ``stop()``."""
-        return cast(Iterator[Entry], self._stream(start, flat=False))
+        """Entries from ``start`` (a transaction start, or a GTID) until ``stop()``, which
+        ends them at once, also inside the entries of one read."""
+        stopped = self._stopping.is_set
+        for group in self._stream(start, flat=False):
+            for entry in cast(Sequence[Entry], group):
+                if stopped():
+                    return
+                yield entry
 
-    def flat_entries(self, start: EntryPosition) -> Iterator[Entry | FlatEntry]:
-        """``entries()``, with those the converter writes straight from their events' bytes as
-        ``bridge.parse.wire`` carries them (``EventConverter.flat_entries``): for the binlog
-        reader's process, which sends them on as they are."""
+    def flat_batches(self, start: EntryPosition) -> Iterator[Sequence[Entry | FlatEntry]]:
+        """``entries()`` in the groups one read of the dump brings (a compressed
+        transaction's one at a time), with those the converter writes straight from their
+        events' bytes as ``bridge.parse.wire`` carries them (``EventConverter.flat_entries``):
+        for the binlog reader's process, which sends them on as they are. A group is what
+        one read holds: a generator step and a few checks per read, not per entry."""
         return self._stream(start, flat=True)
 
-    def _stream(self, start: EntryPosition, *, flat: bool) -> Iterator[Entry | FlatEntry]:
+    def _stream(self, start: EntryPosition, *, flat: bool) -> Iterator[Sequence[Entry | FlatEntry]]:
         facts = self.preflight()
         resume = start
         # Where a new dump starts: at this transaction's BEGIN, or after its END or DDL (the
@@ -148,27 +163,30 @@ class BinlogParser:
                 # A new dump starts at the transaction in progress: what was yielded before
                 # comes again first, and is skipped up to the last entry yielded.
                 replayed = None if last is None else _binlog_key(last)
-                for converted in self._dump(facts, resume, flat):
-                    for entry in converted:
-                        if isinstance(entry, tuple):  # a BEGIN, END or ROWDATA, never a DDL
-                            entry_type, is_ddl = FLAT_ENTRY_TYPES[entry[FLAT_ENTRY_TYPE]], False
-                        else:
-                            entry_type = entry.entry_type
-                            change = entry.row_change
-                            is_ddl = change is not None and change.is_ddl
-                        if entry_type is not HEARTBEAT:
-                            if replayed is not None:
-                                if _binlog_key(entry) <= replayed:
-                                    continue
-                                replayed = None
-                            last = entry
-                        if backoff.failures:
-                            backoff.reset()
+                for read in self._dump(facts, resume, flat):
+                    group = read
+                    if replayed is not None:
+                        group, replayed = _after(read, replayed)
+                    if not group:
+                        continue
+                    if backoff.failures:
+                        backoff.reset()
+                    # The last entry and the last boundary are the group's last ones: read
+                    # from its end, usually one or two entries.
+                    seen_last = False
+                    for entry in reversed(group):
+                        entry_type, is_ddl = _kind(entry)
+                        if entry_type is HEARTBEAT:
+                            continue
+                        if not seen_last:
+                            last, seen_last = entry, True
                         if entry_type is TRANSACTION_BEGIN:
                             boundary, after_boundary = entry, False
-                        elif entry_type is TRANSACTION_END or is_ddl:
+                            break
+                        if entry_type is TRANSACTION_END or is_ddl:
                             boundary, after_boundary = entry, True
-                        yield entry
+                            break
+                    yield group
                 return
             except SourceUnreachable as exc:
                 if self._stopping.is_set():
@@ -188,11 +206,11 @@ class BinlogParser:
 
     def _dump(
         self, facts: SourceFacts, start: EntryPosition, flat: bool
-    ) -> Iterator[Iterable[Entry | FlatEntry]]:
+    ) -> Iterator[Sequence[Entry | FlatEntry]]:
         """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
         converts them (``EventConverter``; ``flat``: its ``flat_entries`` first): the entries
-        of each event (often none; handed on as converted, one generator step per event rather
-        than per entry)."""
+        of each read, as one group (a compressed transaction's, made lazily, one by one). A
+        TABLE_MAP the converter already has is dropped before any object is made for it."""
         with open_connection(self._source) as conn:
             converter = EventConverter(
                 LiveSchema(conn),
@@ -202,17 +220,33 @@ class BinlogParser:
                 self._encode_event,
             )
             convert, flat_entries = converter.convert_raw, converter.flat_entries
-            # Converted here, outside ``_events``: its handlers are for the dump's errors,
+            repeats_table_map, table_map = converter.repeats_table_map, EventCode.TABLE_MAP_EVENT
+            stopped = self._stopping.is_set
+            # Converted here, outside ``_reads``: its handlers are for the dump's errors,
             # and a conversion error (a refused event, a schema mismatch) must not be taken
             # for a lost connection and retried.
-            for data in self._events(facts, start, converter.repeats_table_map):
+            for ready in self._reads(facts, start):
                 checksum = self._checksum
-                if flat:
-                    converted = flat_entries(data, checksum)
-                    if converted is not None:
-                        yield converted
+                group: list[Entry | FlatEntry] = []
+                for data in ready:
+                    if stopped():  # stop() ends the stream now, not after the read's events
+                        return
+                    if data[4] == table_map and repeats_table_map(data, checksum):
                         continue
-                yield convert(RawEvent(data, checksum))
+                    made = flat_entries(data, checksum) if flat else None
+                    if made is None:
+                        converted = convert(RawEvent(data, checksum))
+                        if not isinstance(converted, tuple):  # a compressed transaction's
+                            if group:
+                                yield group
+                                group = []
+                            for entry in converted:
+                                yield (entry,)
+                            continue
+                        made = converted
+                    group += made
+                if group:
+                    yield group
 
     def _request(self, facts: SourceFacts, start: EntryPosition) -> DumpRequest:
         request = DumpRequest(
@@ -246,16 +280,12 @@ class BinlogParser:
             request = replace(request, journal_name=journal, position=position)
         return self._open(request), request
 
-    def _events(
-        self,
-        facts: SourceFacts,
-        start: EntryPosition,
-        repeats_table_map: Callable[[bytes, bool], bool],
-    ) -> Iterator[bytes]:
-        """The dump's events' bytes, with ``_checksum`` saying whether they end in a checksum;
-        a TABLE_MAP the converter already has is dropped here, before any object is made for
-        it (a reconnect then resumes at that map, which is harmless)."""
-        table_map, rotate = EventCode.TABLE_MAP_EVENT, EventCode.ROTATE_EVENT
+    def _reads(self, facts: SourceFacts, start: EntryPosition) -> Iterator[list[bytes]]:
+        """The events' bytes of each read of the dump, with ``_checksum`` saying whether they
+        end in a checksum. A lost dump connection is reconnected once from the end of the
+        last read's events: the consumer has taken them all by the time the next read is
+        asked for."""
+        rotate = EventCode.ROTATE_EVENT
         log_pos_of = _LOG_POS.unpack_from
         request = self._request(facts, start)
         dump: DumpConnection | None = None
@@ -287,18 +317,13 @@ class BinlogParser:
                     )
                 if min(map(len, ready)) < HEADER_SIZE:  # a broken stream: retried as a lost one
                     raise ValueError(f"a binlog event shorter than its {HEADER_SIZE}-byte header")
-                for data in ready:
-                    if stopped():  # stop() ends the stream now, not after the read's events
-                        return
-                    code = data[4]
-                    if code == table_map and repeats_table_map(data, checksum):
-                        continue
-                    if code == rotate:
+                reconnected = False
+                yield ready
+                for data in ready:  # where the read ends, for a reconnect
+                    if data[4] == rotate:
                         position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
                     elif log_pos := log_pos_of(data, LOG_POS_AT)[0]:
                         position = log_pos
-                    reconnected = False
-                    yield data
         except pymysql.MySQLError as exc:
             if self._stopping.is_set():
                 return
@@ -317,6 +342,28 @@ class BinlogParser:
                 self._dump_connection = None
             if dump is not None:
                 dump.close()
+
+
+def _kind(entry: Entry | FlatEntry) -> tuple[EntryType, bool]:
+    """An entry's type, and whether it is a DDL (a flat one is a BEGIN, END or ROWDATA, never
+    a DDL)."""
+    if isinstance(entry, tuple):
+        return FLAT_ENTRY_TYPES[entry[FLAT_ENTRY_TYPE]], False
+    change = entry.row_change
+    return entry.entry_type, change is not None and change.is_ddl
+
+
+def _after(
+    group: Sequence[Entry | FlatEntry], replayed: tuple[str, int]
+) -> tuple[Sequence[Entry | FlatEntry], tuple[str, int] | None]:
+    """A retried dump's group without the entries yielded before (up to ``replayed``, the
+    last one's binlog key; heartbeats pass), and ``replayed`` still, or None once an entry
+    beyond it came."""
+    for at, entry in enumerate(group):
+        if _kind(entry)[0] is not HEARTBEAT and _binlog_key(entry) > replayed:
+            kept = [e for e in group[:at] if _kind(e)[0] is HEARTBEAT]
+            return [*kept, *group[at:]], None
+    return [e for e in group if _kind(e)[0] is HEARTBEAT], replayed
 
 
 def _binlog_key(entry: Entry | FlatEntry) -> tuple[str, int]:

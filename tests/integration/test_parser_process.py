@@ -4,6 +4,7 @@ same entries as the in-process parser, errors raised as themselves, and no child
 from __future__ import annotations
 
 import functools
+import itertools
 import marshal
 import os
 import signal
@@ -101,7 +102,8 @@ def _sent(
     )
     taken: list[Entry | FlatEntry] = []
     with stop_after(parser, 30):
-        for entry in parser.flat_entries(start) if flat else parser.entries(start):
+        flat_entries = itertools.chain.from_iterable(parser.flat_batches(start))
+        for entry in flat_entries if flat else parser.entries(start):
             if not isinstance(entry, tuple) and entry.entry_type is EntryType.HEARTBEAT:
                 continue
             taken.append(entry)

@@ -125,8 +125,12 @@ def _gtid_then_xid() -> tuple[bytes, bytes]:
 
 @pytest.mark.parametrize(
     ("events", "resumed_at"),
-    [(1, 168), (2, 231)],
-    ids=["inside the transaction: from its BEGIN", "after its END: from the END's end"],
+    [(1, 168), (2, 231), (3, 231)],
+    ids=[
+        "inside the transaction: from its BEGIN",
+        "after its END: from the END's end",
+        "a heartbeat after the END: from the END's end",
+    ],
 )
 def test_a_retry_after_flat_entries_resumes_at_their_boundary(
     parser: parser_module.BinlogParser,
@@ -134,19 +138,20 @@ def test_a_retry_after_flat_entries_resumes_at_their_boundary(
     events: int,
     resumed_at: int,
 ) -> None:
-    # flat_entries hands a BEGIN and an END over as the tuples that cross to the instance;
+    # flat_batches hands a BEGIN and an END over as the tuples that cross to the instance;
     # the retry still starts where entries() would have.
-    _Dump.served = [list(_gtid_then_xid()[:events])]
+    _Dump.served = [[*_gtid_then_xid(), _event(HEARTBEAT_EVENT)][:events]]
     warnings: list[str] = []
     monkeypatch.setattr(
         parser_module.log, "warning", lambda text, *args: warnings.append(text % args)
     )
     monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
     start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
-    handed = list(parser.flat_entries(start))
-    assert [entry[FLAT_ENTRY_TYPE] for entry in handed] == [
+    handed = [entry for group in parser.flat_batches(start) for entry in group]
+    assert [_kind_of(entry) for entry in handed] == [
         "TRANSACTIONBEGIN",
         "TRANSACTIONEND",
+        "HEARTBEAT",
     ][:events]
     assert f"retrying from mariadb-bin.000001:{resumed_at} " in warnings[0]
 
@@ -194,6 +199,38 @@ def test_a_retry_skips_the_flat_entries_it_already_handed_over(
     monkeypatch.setattr(parser_module.log, "warning", lambda *_: None)
     monkeypatch.setattr(parser._stopping, "wait", wait)
     start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
-    handed = list(parser.flat_entries(start))
+    handed = [entry for group in parser.flat_batches(start) for entry in group]
     assert [entry[FLAT_ENTRY_TYPE] for entry in handed] == ["TRANSACTIONBEGIN", "TRANSACTIONEND"]
     assert _Dump.opened == 4
+
+
+def test_a_retry_skips_what_it_handed_over_and_passes_the_heartbeats_between(
+    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The retry's read holds heartbeats around the BEGIN handed over before: they pass, the
+    # BEGIN does not (one group, filtered entry by entry as before).
+    gtid, xid = _gtid_then_xid()
+    beat = _event(HEARTBEAT_EVENT)
+    _Dump.served = [[gtid], [], [beat, gtid, beat, xid]]
+    waits: list[float] = []
+
+    def wait(delay: float) -> None:
+        waits.append(delay)
+        if len(waits) == 2:
+            parser.stop()
+
+    monkeypatch.setattr(parser_module.log, "warning", lambda *_: None)
+    monkeypatch.setattr(parser._stopping, "wait", wait)
+    start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
+    handed = [entry for group in parser.flat_batches(start) for entry in group]
+    assert [_kind_of(entry) for entry in handed] == [
+        "TRANSACTIONBEGIN",
+        "HEARTBEAT",
+        "HEARTBEAT",
+        "TRANSACTIONEND",
+    ]
+
+
+def _kind_of(entry: Any) -> str:
+    """A flat or plain entry's type value."""
+    return str(entry[FLAT_ENTRY_TYPE] if isinstance(entry, tuple) else entry.entry_type.value)
