@@ -295,7 +295,12 @@ class KafkaProducer:
             if record.headers is not shared:
                 shared, headers = record.headers, list(record.headers)
             try:
-                produce(record.topic, record.value, record.key, record.partition, headers=headers)
+                # All positional (``_produce`` too): on_delivery and callback None (the
+                # client's, for failures), timestamp 0 (now), headers. A keyword argument
+                # costs the binding's argument parsing 0.5 us per record.
+                produce(
+                    record.topic, record.value, record.key, record.partition, None, None, 0, headers
+                )
             except BufferError:
                 try:
                     self._produce(client, record, headers, deadline=deadline, cancel=cancel)
@@ -321,7 +326,7 @@ class KafkaProducer:
         while True:
             try:
                 client.produce(
-                    record.topic, record.value, record.key, record.partition, headers=headers
+                    record.topic, record.value, record.key, record.partition, None, None, 0, headers
                 )
                 return
             except BufferError:

@@ -227,10 +227,10 @@ class BinlogParser:
             # for a lost connection and retried.
             for ready in self._reads(facts, start):
                 checksum = self._checksum
+                if stopped():  # entries() also looks between the entries of a read
+                    return
                 group: list[Entry | FlatEntry] = []
                 for data in ready:
-                    if stopped():  # stop() ends the stream now, not after the read's events
-                        return
                     if data[4] == table_map and repeats_table_map(data, checksum):
                         continue
                     made = flat_entries(data, checksum) if flat else None
