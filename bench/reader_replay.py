@@ -31,7 +31,7 @@ from bridge.collector import tune_garbage_collector
 from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.mq.flat_encoder import RENDER_HEADROOM
 from bridge.mq.records import RECORD_OVERHEAD
-from bridge.mq.rendering import render_event, render_rows
+from bridge.mq.rendering import EventRenderer, render_rows
 from bridge.parse.child import BATCH_ENTRIES
 from bridge.parse.framing import EventReader
 from bridge.parse.parser import BinlogParser
@@ -47,7 +47,7 @@ def read_range(
     """Reads from ``start`` to the event that ends at ``end`` as the child does; its CPU s
     (from the first entry on: connecting and preflight are left out). ``sent`` is given each
     batch's data as the child would send it."""
-    parser = BinlogParser(source(), encode_event=functools.partial(render_event, limit=LIMIT))
+    parser = BinlogParser(source(), encode_event=EventRenderer(LIMIT))
     encoder = EntryEncoder(functools.partial(render_rows, limit=LIMIT))
     send = sent or _ignore
     batch: list[Any] = []

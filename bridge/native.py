@@ -41,6 +41,20 @@ class Compiled(Protocol):
         """A snapshot table's INSERT body writer (``bridge.snapshot.image.body_writer``)."""
         ...
 
+    def flat_events(  # noqa: PLR0917  (one flat call per read of the dump)
+        self,
+        converter: object,
+        events: list[bytes],
+        at: int,
+        checksum: bool,
+        limit: int,
+        out: list[Any],
+    ) -> int:
+        """``EventConverter.flat_entries`` of ``events`` from ``at`` on into ``out``, rows
+        events written by ``rows_event_parts`` with ``limit``; the index of the first event
+        it left to the Python path (``EventConverter.flat_read``)."""
+        ...
+
     def rows_record(  # noqa: PLR0917  (one flat call per rows event)
         self,
         id: int,

@@ -37,9 +37,9 @@ from bridge.mq.records import (
     binlog_headers,
 )
 from bridge.mq.rendering import (
+    EventRenderer,
     message_gtid,
     native_rows,
-    render_event,
     render_rows,
     render_rows_apart,
 )
@@ -224,7 +224,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
             RenderedRows,
             functools.partial(render_rows_apart, limit=limit),
             RenderedRecords,
-            functools.partial(render_event, limit=limit),
+            EventRenderer(limit),
         )
 
     def _compiled_record(

@@ -8,6 +8,7 @@ configuration models (a process's 20 MB). ``bridge.mq.flat_encoder`` revives wha
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from bridge import native
@@ -85,6 +86,46 @@ def render_event(  # noqa: PLR0917  (AheadEncoding.encode_event's fields, in its
         limit,
     )
     return parts
+
+
+@dataclass(frozen=True, slots=True)
+class EventRenderer:
+    """``render_event`` with its limit, as ``AheadEncoding.encode_event`` (it pickles, for the
+    binlog reader's process). ``compiled_limit`` tells the reader's converter that whole reads
+    may go through the compiled path, which writes what ``render_event`` writes
+    (``EventConverter.flat_read``)."""
+
+    limit: int
+
+    def __call__(  # noqa: PLR0917  (AheadEncoding.encode_event's fields, in its order)
+        self,
+        schema_name: str,
+        table_name: str,
+        event_type: EventType,
+        execute_time: int,
+        gtid: str,
+        before: object,
+        after: object,
+        body: bytes,
+        pos: int,
+    ) -> tuple[Any, ...] | None:
+        return render_event(
+            schema_name,
+            table_name,
+            event_type,
+            execute_time,
+            gtid,
+            before,
+            after,
+            body,
+            pos,
+            self.limit,
+        )
+
+    @property
+    def compiled_limit(self) -> int | None:
+        """The limit the compiled read loop writes records with; None without it."""
+        return self.limit if native.module is not None else None
 
 
 def render_rows_apart(

@@ -20,10 +20,11 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bridge import native
 from bridge.entry import (
     ROWDATA,
     TRANSACTION_BEGIN,
@@ -139,6 +140,8 @@ class EventConverter:
         before they are decoded."""
         self._live = live_schema
         self._encode_event = encode_event
+        # The limit of a compiled encoder, whose rows events the compiled read loop writes.
+        self._compiled_limit: int | None = getattr(encode_event, "compiled_limit", None)
         self._time_zone = time_zone
         self._values = values
         self._journal = journal_name
@@ -260,6 +263,64 @@ class EventConverter:
         )
         written = rows if parts is None else EncodedAhead(parts[0], parts)
         return Entry(header, ROWDATA, RowChange(event_type, False, "", "", written), "")
+
+    def convert_read(
+        self, events: list[bytes], checksum: bool, *, flat: bool
+    ) -> Iterator[Sequence[Entry | FlatEntry]]:
+        """The entries of one read's events, as one group (a compressed transaction's, made
+        lazily, one group each). ``flat``: those ``flat_entries`` makes as it makes them,
+        through the compiled loop first where there is one (``flat_read``). A TABLE_MAP
+        already mapped is dropped before any object is made for it."""
+        compiled_read = self.flat_read if flat and self.reads_compiled else None
+        flat_entries, convert, repeats_table_map = (
+            self.flat_entries,
+            self.convert_raw,
+            self.repeats_table_map,
+        )
+        group: list[Entry | FlatEntry] = []
+        at, count = 0, len(events)
+        while at < count:
+            if compiled_read is not None:  # the compiled loop; the event it leaves here
+                at = compiled_read(events, at, checksum, group)
+                if at == count:
+                    break
+            data = events[at]
+            at += 1
+            if data[4] == _TABLE_MAP and repeats_table_map(data, checksum):
+                continue
+            made = flat_entries(data, checksum) if flat else None
+            if made is None:
+                converted = convert(RawEvent(data, checksum))
+                if not isinstance(converted, tuple):  # a compressed transaction's
+                    if group:
+                        yield group
+                        group = []
+                    for entry in converted:
+                        yield (entry,)
+                    continue
+                made = converted
+            group += made
+        if group:
+            yield group
+
+    @property
+    def reads_compiled(self) -> bool:
+        """Whether ``flat_read`` has a compiled loop: the compiled module is loaded and rows
+        are written by the compiled encoder (``encode_event``'s ``compiled_limit``)."""
+        return native.module is not None and self._compiled_limit is not None
+
+    def flat_read(
+        self, events: list[bytes], at: int, checksum: bool, out: list[Entry | FlatEntry]
+    ) -> int:
+        """``flat_entries`` of ``events`` from ``at`` on, appended to ``out``, by the compiled
+        loop (``native.flat_events``; only where ``reads_compiled``): it takes MariaDB GTIDs,
+        XIDs, TABLE_MAPs already mapped and rows events the compiled encoder writes, in one
+        call per read, and returns the index of the first event it left (to
+        ``flat_entries`` or ``convert_raw``, event by event)."""
+        compiled, limit = native.module, self._compiled_limit
+        if compiled is None or limit is None:
+            raise RuntimeError("flat_read without the compiled loop (see reads_compiled)")
+        return compiled.flat_events(self, events, at, checksum, limit, out)
 
     def flat_entries(self, data: bytes, checksum: bool) -> tuple[Entry | FlatEntry, ...] | None:
         """What ``convert_raw`` makes of a rows, XID or MariaDB GTID event, from its bytes, with

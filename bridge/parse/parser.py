@@ -33,7 +33,6 @@ from bridge.parse.convert import EventConverter
 from bridge.parse.dump import DumpConnection, DumpRequest
 from bridge.parse.events import CHECKSUM_SIZE, HEADER_SIZE, LOG_POS_AT, rotation
 from bridge.parse.exceptions import SourceUnreachable, start_refused
-from bridge.parse.framing import RawEvent
 from bridge.parse.schema import LiveSchema
 from bridge.parse.source import (
     SourceFacts,
@@ -208,9 +207,8 @@ class BinlogParser:
         self, facts: SourceFacts, start: EntryPosition, flat: bool
     ) -> Iterator[Sequence[Entry | FlatEntry]]:
         """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
-        converts them (``EventConverter``; ``flat``: its ``flat_entries`` first): the entries
-        of each read, as one group (a compressed transaction's, made lazily, one by one). A
-        TABLE_MAP the converter already has is dropped before any object is made for it."""
+        converts them (``EventConverter.convert_read``): the entries of each read, as one
+        group (a compressed transaction's, made lazily, one by one)."""
         with open_connection(self._source) as conn:
             converter = EventConverter(
                 LiveSchema(conn),
@@ -219,34 +217,14 @@ class BinlogParser:
                 self._values,
                 self._encode_event,
             )
-            convert, flat_entries = converter.convert_raw, converter.flat_entries
-            repeats_table_map, table_map = converter.repeats_table_map, EventCode.TABLE_MAP_EVENT
             stopped = self._stopping.is_set
             # Converted here, outside ``_reads``: its handlers are for the dump's errors,
             # and a conversion error (a refused event, a schema mismatch) must not be taken
             # for a lost connection and retried.
             for ready in self._reads(facts, start):
-                checksum = self._checksum
                 if stopped():  # entries() also looks between the entries of a read
                     return
-                group: list[Entry | FlatEntry] = []
-                for data in ready:
-                    if data[4] == table_map and repeats_table_map(data, checksum):
-                        continue
-                    made = flat_entries(data, checksum) if flat else None
-                    if made is None:
-                        converted = convert(RawEvent(data, checksum))
-                        if not isinstance(converted, tuple):  # a compressed transaction's
-                            if group:
-                                yield group
-                                group = []
-                            for entry in converted:
-                                yield (entry,)
-                            continue
-                        made = converted
-                    group += made
-                if group:
-                    yield group
+                yield from converter.convert_read(ready, self._checksum, flat=flat)
 
     def _request(self, facts: SourceFacts, start: EntryPosition) -> DumpRequest:
         request = DumpRequest(

@@ -109,6 +109,30 @@ pub fn rows_event_parts<'py>(
     pos: usize,
     limit: usize,
 ) -> PyResult<Option<RecordParts<'py>>> {
+    let what = What {
+        database,
+        table,
+        kind,
+        event_type,
+        es,
+        sql: "",
+        gtid,
+    };
+    event_parts(py, &what, before, after, body.as_bytes(), pos, limit)
+}
+
+/// ``rows_event_parts`` of the images from ``pos`` of ``body`` (for ``EventConverter``'s
+/// compiled read loop too, which has the body inside the event's bytes).
+pub(crate) fn event_parts<'py>(
+    py: Python<'py>,
+    what: &What<'_>,
+    before: &Bound<'py, PyAny>,
+    after: &Bound<'py, PyAny>,
+    body: &[u8],
+    pos: usize,
+    limit: usize,
+) -> PyResult<Option<RecordParts<'py>>> {
+    let kind = what.kind;
     let Some((reader, info)) = compiled(if kind == DELETE { before } else { after })? else {
         return Ok(None);
     };
@@ -126,7 +150,7 @@ pub fn rows_event_parts<'py>(
     let collected = IMAGES.with_borrow_mut(|(image, old_image)| {
         let mut message = Message::new(plan.pk_names.clone());
         let rows = collect(
-            body.as_bytes(),
+            body,
             pos,
             (reader.get(), plan, image),
             old.map(|(r, i, same)| (r, i, same, &mut *old_image)),
@@ -145,14 +169,5 @@ pub fn rows_event_parts<'py>(
         info: info.clone(),
         sql_types: Some(PyTuple::new(py, last_types)?),
     };
-    let what = What {
-        database,
-        table,
-        kind,
-        event_type,
-        es,
-        sql: "",
-        gtid,
-    };
-    Ok(template(&message, &what, limit)?.map(|t| record_parts(py, rows, &t)))
+    Ok(template(&message, what, limit)?.map(|t| record_parts(py, rows, &t)))
 }

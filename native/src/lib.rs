@@ -1,6 +1,7 @@
 //! canal-bridge's compiled hot path. Every function here has a pure-Python twin in `bridge/`
 //! with the same output; `bridge.native` picks this module when it is installed.
 
+mod convert;
 mod digits;
 mod event;
 mod flat;
@@ -14,6 +15,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(convert::flat_events, module)?)?;
     module.add_function(wrap_pyfunction!(event::rows_event_parts, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
     module.add_function(wrap_pyfunction!(framing::binlog_events, module)?)?;

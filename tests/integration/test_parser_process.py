@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bridge.entry import Entry, EntryType
-from bridge.mq.rendering import render_event, render_rows
+from bridge.mq.rendering import EventRenderer, render_rows
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import BinlogPurged, ParserProcessFailed
 from bridge.parse.parser import BinlogParser
@@ -98,7 +98,7 @@ def _sent(
         source_config(mysql),
         time_zone="+00:00",
         heartbeat_period_s=1,
-        encode_event=functools.partial(render_event, limit=limit),
+        encode_event=EventRenderer(limit),
     )
     taken: list[Entry | FlatEntry] = []
     with stop_after(parser, 30):

@@ -19,7 +19,7 @@ import pytest
 
 from bridge import native
 from bridge.entry import Column, Entry, EventType
-from bridge.mq.rendering import render_event
+from bridge.mq.rendering import EventRenderer
 from bridge.parse.exceptions import SchemaMismatch
 from bridge.parse.parser import BinlogParser
 from bridge.types import JdbcType as J
@@ -83,9 +83,7 @@ def _inserted(
     if native.module is not None:
         assert read_by_compiled_reader(mine)
         # The same events written from their bytes by the parser: the same records.
-        parser = functools.partial(
-            BinlogParser, encode_event=functools.partial(render_event, limit=1 << 30)
-        )
+        parser = functools.partial(BinlogParser, encode_event=EventRenderer(1 << 30))
         ahead = read_entries(source_config(mysql), start, end, time_zone=time_zone, reader=parser)
         assert_event_records_match(
             mine, [e for e in rows_of(ahead) if e.header.schema_name == schema]

@@ -17,7 +17,7 @@ from bridge.instance.instance import ahead_where_allowed
 from bridge.mq.flat_encoder import RENDER_HEADROOM, RenderedRows
 from bridge.mq.formats import rows_encoder
 from bridge.mq.records import RECORD_OVERHEAD
-from bridge.mq.rendering import render_event, render_rows
+from bridge.mq.rendering import EventRenderer, render_rows
 from tests.unit.test_config import base, with_
 
 # The encoder only asks whether a compiled module is there when it says what may go ahead.
@@ -42,8 +42,7 @@ def test_rendered_up_to_the_record_limit_less_headroom() -> None:
     limit = {"limit": 1_000_000 - RECORD_OVERHEAD - RENDER_HEADROOM}
     assert isinstance(encoding.encode, functools.partial)
     assert (encoding.encode.func, encoding.encode.keywords) == (render_rows, limit)
-    assert isinstance(encoding.encode_event, functools.partial)
-    assert (encoding.encode_event.func, encoding.encode_event.keywords) == (render_event, limit)
+    assert encoding.encode_event == EventRenderer(limit["limit"])
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ as the plain events they hold."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import inspect
 import marshal
 import struct
@@ -15,6 +16,7 @@ import pytest
 import zstandard
 
 from bridge.entry import EncodedAhead, EntryType, EventEncode, EventType
+from bridge.mq.rendering import EventRenderer, render_event
 from bridge.parse import events
 from bridge.parse.codes import EventCode as E
 from bridge.parse.codes import MysqlType as T
@@ -25,6 +27,7 @@ from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedB
 from bridge.parse.framing import RawEvent
 from bridge.parse.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
 from bridge.parse.wire import EntryEncoder
+from tests.native_paths import compiled_module
 
 from .rowbytes import packed_int
 from .test_table_map_event import COLUMN_NAME, Body, strings
@@ -347,3 +350,50 @@ def test_flat_entries_are_what_convert_raw_and_the_encoder_make(
     assert beats == [100, 150, 300, 400]
     state = ("_journal", "_gtid", "_last_log_pos", "_last_table_map")
     assert [getattr(flat, name) for name in state] == [getattr(plain, name) for name in state]
+
+
+def _one_bigint_changes(checksum: bool) -> list[bytes]:
+    """An UPDATE (1 -> 7) and a DELETE (7) of ``_one_bigint_table``'s row, v1 events."""
+    head = (0x0000_1234_5678).to_bytes(6, "little") + b"\1\0" + packed_int(1)
+    image = b"\0" + struct.pack("<q", 1), b"\0" + struct.pack("<q", 7)
+    update = head + b"\x01\x01" + image[0] + image[1]
+    delete = head + b"\x01" + image[1]
+    return [
+        _event(E.UPDATE_ROWS_EVENT_V1, update, 500, checksum),
+        _event(E.DELETE_ROWS_EVENT_V1, delete, 550, checksum),
+    ]
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+@pytest.mark.parametrize("limit", [1 << 20, 60], ids=["written", "over the limit: decoded"])
+def test_a_read_through_the_compiled_loop_is_what_flat_entries_make(
+    checksum: bool, limit: int
+) -> None:
+    # The compiled loop (EventConverter.flat_read) takes GTIDs, XIDs, repeated TABLE_MAPs and
+    # the rows events it writes, and leaves every other event to the Python path: one read
+    # through it gives the data and converter state that flat_entries, event by event, give.
+    compiled_module()
+    transaction = _stream(checksum)
+    read = [*transaction, *transaction[:2], *_one_bigint_changes(checksum), *transaction[2:]]
+    looped = _converter(EventRenderer(limit))
+    plain = _converter(functools.partial(render_event, limit=limit))  # no compiled loop
+    assert looped.reads_compiled and not plain.reads_compiled
+    by_python = 0
+
+    def counted(data: bytes, checksum: bool) -> Any:
+        nonlocal by_python
+        by_python += 1
+        return EventConverter.flat_entries(looped, data, checksum)
+
+    looped.flat_entries = counted  # type: ignore[method-assign]
+    made_looped = [e for group in looped.convert_read(read, checksum, flat=True) for e in group]
+    made = [e for group in plain.convert_read(read, checksum, flat=True) for e in group]
+    assert marshal.loads(EntryEncoder().encode(made_looped)) == marshal.loads(
+        EntryEncoder().encode(made)
+    )
+    assert [type(e) is tuple for e in made_looped] == [type(e) is tuple for e in made]
+    state = ("_journal", "_gtid", "_last_log_pos", "_last_table_map")
+    assert [getattr(looped, name) for name in state] == [getattr(plain, name) for name in state]
+    # Left to Python: the 8 heartbeats, the new TABLE_MAP, and the first rows event after
+    # it (the Python path works out its plan), or all 6 rows events when over the limit.
+    assert by_python == 8 + 1 + (1 if limit > 60 else 6)

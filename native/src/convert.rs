@@ -1,0 +1,337 @@
+//! The compiled twin of `bridge.parse.convert.EventConverter.flat_entries` over the events
+//! of one read: a MariaDB GTID, an XID, a TABLE_MAP the converter already has, and a rows
+//! event whose record the compiled path writes (`event.rs`) become the tuples
+//! `bridge.parse.wire` carries, in one call, without a Python frame per event. The first
+//! event of any other kind, or one that fails a check, is left to the Python path, which
+//! converts it, or raises what it raises, as without this loop.
+//!
+//! The converter's state is read from it at the start (file name, GTID, last TABLE_MAP, the
+//! tables by id, the rows event layouts) and what changed is written back at the end.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::event::event_parts;
+use crate::flat::{What, DELETE, UPDATE};
+
+const HEADER_SIZE: usize = 19;
+const CHECKSUM_SIZE: usize = 4;
+const TABLE_MAP_EVENT: u8 = 19;
+const XID_EVENT: u8 = 16;
+const MARIADB_GTID_EVENT: u8 = 162;
+const MARIADB_GTID_STANDALONE: u8 = 0x01;
+/// The insert kind of the compiled path (`flat.rs` numbers update and delete).
+const INSERT: u8 = 0;
+
+fn u16_at(data: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([data[at], data[at + 1]])
+}
+
+fn u32_at(data: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(data[at..at + 4].try_into().expect("four bytes"))
+}
+
+fn u48_at(data: &[u8], at: usize) -> u64 {
+    let mut value = [0u8; 8];
+    value[..6].copy_from_slice(&data[at..at + 6]);
+    u64::from_le_bytes(value)
+}
+
+fn u64_at(data: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(data[at..at + 8].try_into().expect("eight bytes"))
+}
+
+/// A packed integer at `pos` (never read at or past `end`) and the position after it; None
+/// where `bridge.parse.packed.read_packed_int` raises.
+fn packed_int(data: &[u8], pos: usize, end: usize) -> Option<(u64, usize)> {
+    let first = *data.get(pos).filter(|_| pos < end)?;
+    let size = match first {
+        0..=250 => return Some((u64::from(first), pos + 1)),
+        252 => 2,
+        253 => 3,
+        254 => 8,
+        _ => return None,
+    };
+    if pos + 1 + size > end {
+        return None;
+    }
+    let mut value = [0u8; 8];
+    value[..size].copy_from_slice(&data[pos + 1..pos + 1 + size]);
+    Some((u64::from_le_bytes(value), pos + 1 + size))
+}
+
+/// The fields of an event's header: timestamp, type, server id, size, log_pos.
+struct EventHeader {
+    timestamp: u32,
+    code: u8,
+    server_id: u32,
+    size: u32,
+    log_pos: u32,
+}
+
+impl EventHeader {
+    fn of(data: &[u8]) -> Self {
+        Self {
+            timestamp: u32_at(data, 0),
+            code: data[4],
+            server_id: u32_at(data, 5),
+            size: u32_at(data, 9),
+            log_pos: u32_at(data, 13),
+        }
+    }
+
+    fn offset(&self) -> i64 {
+        i64::from(self.log_pos) - i64::from(self.size)
+    }
+
+    fn execute_time(&self) -> i64 {
+        i64::from(self.timestamp) * 1000
+    }
+}
+
+/// What the loop reads of the converter once per call, and the state it carries.
+struct Converter<'py> {
+    journal: Bound<'py, PyAny>,
+    gtid: Bound<'py, PyAny>,
+    gtid_changed: bool,
+    last_log_pos: Option<u32>,
+    last_table_map: Bound<'py, PyBytes>,
+    tables: Bound<'py, PyDict>,
+    layouts: Bound<'py, PyDict>,
+}
+
+impl<'py> Converter<'py> {
+    fn read(converter: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let py = converter.py();
+        Ok(Self {
+            journal: converter.getattr(intern!(py, "_journal"))?,
+            gtid: converter.getattr(intern!(py, "_gtid"))?,
+            gtid_changed: false,
+            last_log_pos: None,
+            last_table_map: converter
+                .getattr(intern!(py, "_last_table_map"))?
+                .cast_into()?,
+            tables: converter.getattr(intern!(py, "_raw_tables"))?.cast_into()?,
+            layouts: converter
+                .getattr(intern!(py, "_rows_layouts"))?
+                .cast_into()?,
+        })
+    }
+
+    fn write(&self, converter: &Bound<'py, PyAny>) -> PyResult<()> {
+        let py = converter.py();
+        if self.gtid_changed {
+            converter.setattr(intern!(py, "_gtid"), &self.gtid)?;
+        }
+        if let Some(log_pos) = self.last_log_pos {
+            converter.setattr(intern!(py, "_last_log_pos"), log_pos)?;
+        }
+        Ok(())
+    }
+
+    /// A BEGIN or END entry's tuple (`EventConverter.flat_entries`).
+    fn marker(
+        &self,
+        py: Python<'py>,
+        header: &EventHeader,
+        kind: &Bound<'py, PyString>,
+        transaction_id: Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let empty = intern!(py, "");
+        PyTuple::new(
+            py,
+            [
+                self.journal.clone(),
+                header.offset().into_pyobject(py)?.into_any(),
+                header.server_id.into_pyobject(py)?.into_any(),
+                header.execute_time().into_pyobject(py)?.into_any(),
+                empty.clone().into_any(),
+                empty.clone().into_any(),
+                py.None().into_bound(py),
+                self.gtid.clone(),
+                header.size.into_pyobject(py)?.into_any(),
+                kind.clone().into_any(),
+                transaction_id.into_any(),
+                py.None().into_bound(py),
+            ],
+        )
+    }
+
+    /// The ROWDATA tuple of a rows event whose record the compiled path writes; None where
+    /// the Python path must convert it (a check fails, or the compiled path declines).
+    fn rows(
+        &self,
+        py: Python<'py>,
+        data: &[u8],
+        header: &EventHeader,
+        checksum: bool,
+        limit: usize,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let Some(layout) = self.layouts.get_item(header.code)? else {
+            return Ok(None);
+        };
+        let (event_type, kind_name, post_header, v2): (
+            Bound<'py, PyAny>,
+            Bound<'py, PyString>,
+            usize,
+            bool,
+        ) = layout.extract()?;
+        let kind = match kind_name.to_str()? {
+            "insert" => INSERT,
+            "update" => UPDATE,
+            "delete" => DELETE,
+            _ => return Ok(None), // a PARTIAL_UPDATE: its JSON diffs are applied in Python
+        };
+        let end = data.len() - if checksum { CHECKSUM_SIZE } else { 0 };
+        if end < HEADER_SIZE + 10 {
+            return Ok(None);
+        }
+        let table_id = u48_at(data, HEADER_SIZE);
+        let Some(cached) = self.tables.get_item(table_id)? else {
+            return Ok(None);
+        };
+        let mut pos = post_header;
+        if v2 {
+            pos += usize::from(u16_at(data, HEADER_SIZE + 8)).saturating_sub(2);
+        }
+        let Some((columns, pos)) = packed_int(data, pos, end) else {
+            return Ok(None);
+        };
+        let decoder = cached.getattr(intern!(py, "decoder"))?;
+        // RowDecoder.images: the column count, then each image's plan by its bitmap.
+        let count = decoder.getattr(intern!(py, "_steps"))?.len()?;
+        if columns != count as u64 || pos > end {
+            return Ok(None);
+        }
+        let body = &data[pos..end];
+        let plans = decoder.getattr(intern!(py, "_plans"))?;
+        let bitmap = count.div_ceil(8);
+        let plan_at = |at: usize| -> PyResult<Option<Bound<'py, PyAny>>> {
+            if body.len() < at + bitmap {
+                return Ok(None);
+            }
+            plans
+                .cast::<PyDict>()?
+                .get_item(PyBytes::new(py, &body[at..at + bitmap]))
+        };
+        let Some(before) = plan_at(0)? else {
+            return Ok(None);
+        };
+        let (after, images) = if kind == UPDATE {
+            let Some(after) = plan_at(bitmap)? else {
+                return Ok(None);
+            };
+            (after, 2 * bitmap)
+        } else {
+            (before.clone(), bitmap)
+        };
+        let table = decoder.getattr(intern!(py, "table"))?;
+        let schema_name = table.getattr(intern!(py, "schema"))?;
+        let table_name = table.getattr(intern!(py, "table"))?;
+        let event_type_name = event_type.getattr(intern!(py, "_value_"))?;
+        let what = What {
+            database: schema_name.cast::<PyString>()?.to_str()?,
+            table: table_name.cast::<PyString>()?.to_str()?,
+            kind,
+            event_type: event_type_name.cast::<PyString>()?.to_str()?,
+            es: header.execute_time(),
+            sql: "",
+            gtid: self.gtid.cast::<PyString>()?.to_str()?,
+        };
+        let Some(parts) = event_parts(py, &what, &before, &after, body, images, limit)? else {
+            return Ok(None);
+        };
+        let empty = intern!(py, "");
+        let change = (
+            event_type_name.clone(),
+            false,
+            empty.clone(),
+            empty.clone(),
+            parts,
+        )
+            .into_pyobject(py)?;
+        Ok(Some(PyTuple::new(
+            py,
+            [
+                self.journal.clone(),
+                header.offset().into_pyobject(py)?.into_any(),
+                header.server_id.into_pyobject(py)?.into_any(),
+                header.execute_time().into_pyobject(py)?.into_any(),
+                schema_name,
+                table_name,
+                event_type_name,
+                self.gtid.clone(),
+                header.size.into_pyobject(py)?.into_any(),
+                intern!(py, "ROWDATA").clone().into_any(),
+                empty.clone().into_any(),
+                change.into_any(),
+            ],
+        )?))
+    }
+}
+
+/// Converts the events of `events` from `at` on into `out` as
+/// `EventConverter.flat_entries` would, rows events' records written by the compiled path
+/// with `limit`, and returns the index of the first event it left to the Python path
+/// (`len(events)` when it took them all).
+#[pyfunction]
+pub fn flat_events<'py>(
+    converter: &Bound<'py, PyAny>,
+    events: &Bound<'py, PyList>,
+    at: usize,
+    checksum: bool,
+    limit: usize,
+    out: &Bound<'py, PyList>,
+) -> PyResult<usize> {
+    let py = converter.py();
+    let mut state = Converter::read(converter)?;
+    let mut next = at;
+    while next < events.len() {
+        let item = events.get_item(next)?;
+        let data = item.cast::<PyBytes>()?.as_bytes();
+        if data.len() < HEADER_SIZE + if checksum { CHECKSUM_SIZE } else { 0 } {
+            break;
+        }
+        let header = EventHeader::of(data);
+        match header.code {
+            TABLE_MAP_EVENT => {
+                let end = data.len() - if checksum { CHECKSUM_SIZE } else { 0 };
+                if data[HEADER_SIZE..end] != *state.last_table_map.as_bytes() {
+                    break; // a new map: the Python path builds its decoder
+                }
+            }
+            XID_EVENT if data.len() >= HEADER_SIZE + 8 => {
+                let xid = PyString::new(py, &u64_at(data, HEADER_SIZE).to_string());
+                let end = intern!(py, "TRANSACTIONEND");
+                out.append(state.marker(py, &header, end, xid)?)?;
+                if header.log_pos != 0 {
+                    state.last_log_pos = Some(header.log_pos);
+                }
+            }
+            MARIADB_GTID_EVENT if data.len() >= HEADER_SIZE + 13 => {
+                let sequence = u64_at(data, HEADER_SIZE);
+                let domain = u32_at(data, HEADER_SIZE + 8);
+                let flags = data[HEADER_SIZE + 12];
+                let text = format!("{domain}-{}-{sequence}", header.server_id);
+                state.gtid = PyString::new(py, &text).into_any();
+                state.gtid_changed = true;
+                if header.log_pos != 0 {
+                    state.last_log_pos = Some(header.log_pos);
+                }
+                // A standalone GTID (a DDL's) opens no transaction: its statement is the entry.
+                if flags & MARIADB_GTID_STANDALONE == 0 {
+                    let begin = intern!(py, "TRANSACTIONBEGIN");
+                    out.append(state.marker(py, &header, begin, PyString::new(py, ""))?)?;
+                }
+            }
+            _ => match state.rows(py, data, &header, checksum, limit)? {
+                Some(entry) => out.append(entry)?,
+                None => break,
+            },
+        }
+        next += 1;
+    }
+    state.write(converter)?;
+    Ok(next)
+}
