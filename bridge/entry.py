@@ -53,10 +53,10 @@ class EventType(Enum):
 
     @property
     def is_dml(self) -> bool:
-        return self in _DML
+        return self in DML_EVENT_TYPES
 
 
-_DML = frozenset({EventType.INSERT, EventType.UPDATE, EventType.DELETE})
+DML_EVENT_TYPES = frozenset({EventType.INSERT, EventType.UPDATE, EventType.DELETE})
 
 
 @value_class

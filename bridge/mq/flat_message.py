@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from bridge.entry import (
+    DML_EVENT_TYPES,
     Column,
     Entry,
     EntryType,
@@ -43,7 +44,6 @@ from bridge.mq.routing import PartitionRouter, record_key
 
 RowDict = dict[str, str | None]
 
-_DML = (EventType.INSERT, EventType.UPDATE, EventType.DELETE)
 # Entries that make no message: canal skips transaction markers (and never sees heartbeats).
 SKIPPED_ENTRY_TYPES = (EntryType.TRANSACTIONBEGIN, EntryType.TRANSACTIONEND, EntryType.HEARTBEAT)
 
@@ -125,7 +125,7 @@ def build_flat_messages(entries: Iterable[Entry], batch_id: int, ts: int) -> lis
 def flat_message_of(entry: Entry, change: RowChange, batch_id: int, ts: int) -> FlatMessage:
     """The FlatMessage of one ROWDATA entry (``change`` is its row change)."""
     header = entry.header
-    if change.is_ddl or change.event_type not in _DML:
+    if change.is_ddl or change.event_type not in DML_EVENT_TYPES:
         return FlatMessage(
             id=batch_id,
             database=header.schema_name,

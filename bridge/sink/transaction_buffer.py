@@ -29,7 +29,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from bridge.entry import HEARTBEAT, ROWDATA, TRANSACTION_BEGIN, TRANSACTION_END, Entry
+from bridge.entry import (
+    DML_EVENT_TYPES,
+    HEARTBEAT,
+    ROWDATA,
+    TRANSACTION_BEGIN,
+    TRANSACTION_END,
+    Entry,
+)
 from bridge.sink.exceptions import SinkError
 
 FlushCallback = Callable[[list[Entry]], None]
@@ -57,29 +64,42 @@ class TransactionBuffer:
     def add_batch(self, entries: Sequence[Entry]) -> None:
         """The rules above for each entry, except that a TRANSACTIONEND does not flush at
         once: the transactions completed by ``entries`` are flushed together at the end (module
-        docstring). A transaction left open stays buffered."""
+        docstring). A transaction left open stays buffered. (The buffer's length and its
+        whole part are kept in locals, read again after each flush: every entry of the
+        source passes here.)"""
         with self._lock:
             size = self.transaction_size
+            buffer, complete = self._buffer, self._complete
+            buffered = len(buffer)
             for entry in entries:
                 kind = entry.entry_type
                 # The rules apply to the open transaction (what follows the whole ones); whole
                 # ones are flushed first whenever the open one is, or for room.
-                open_piece = len(self._buffer) - self._complete
+                open_piece = buffered - complete
                 if (kind is TRANSACTION_BEGIN and open_piece) or open_piece >= size:
                     self._flush_in_order()
-                elif len(self._buffer) >= size:
+                    buffer, complete = self._buffer, self._complete
+                    buffered = len(buffer)
+                elif buffered >= size:
                     self._flush_complete()
-                self._buffer.append(entry)
+                    buffer, complete = self._buffer, self._complete
+                    buffered = len(buffer)
+                buffer.append(entry)
+                buffered += 1
                 if kind is TRANSACTION_END:
-                    self._complete = len(self._buffer)
+                    complete = self._complete = buffered
                 elif (
                     kind is HEARTBEAT
                     or (kind is ROWDATA and not _is_dml(entry))
-                    or len(self._buffer) - self._complete >= size
+                    or buffered - complete >= size
                 ):
                     self._flush_in_order()
-                if len(self._buffer) >= size:
+                    buffer, complete = self._buffer, self._complete
+                    buffered = len(buffer)
+                if buffered >= size:
                     self._flush_complete()
+                    buffer, complete = self._buffer, self._complete
+                    buffered = len(buffer)
             self._flush_complete()
 
     def flush(self) -> None:
@@ -127,4 +147,4 @@ def _is_dml(entry: Entry) -> bool:
     event_type = entry.header.event_type
     if event_type is None and change is not None:
         event_type = change.event_type
-    return event_type is None or event_type.is_dml
+    return event_type is None or event_type in DML_EVENT_TYPES  # (is_dml: a property call)
