@@ -28,7 +28,7 @@ WAITING = re.compile(
 # Stages, innermost first wins; a frame matching none leaves the sample to the next one out.
 STAGES = (
     ("Kafka produce calls", r"KafkaProducer"),
-    ("compiled rendering", r"_compiled_parts|render_rows|render_event"),
+    ("compiled rendering", r"_compiled_parts|render_rows|EventRenderer|flat_read"),
     ("pipe writes", r"write_frame"),
     ("wire encoding", r"EntryEncoder"),
     ("wire decoding (entries rebuilt)", r"EntryDecoder"),

@@ -94,7 +94,7 @@ class Compiled(Protocol):
     ) -> tuple[int, bytes, bytes, bytes, bytes] | None:
         """``rows_record_parts`` of a rows event written from its undecoded images (from
         ``pos`` of ``body``, read with the plans ``before`` / ``after``), or None where the
-        Python path must decide (``bridge.mq.rendering.render_event``)."""
+        Python path must decide (``bridge.mq.rendering.EventRenderer``)."""
         ...
 
     def rows_record_parts(  # noqa: PLR0917  (one flat call per rows event)

@@ -111,7 +111,7 @@ def assert_compiled_records_match(entries: Sequence[Entry]) -> None:
 
 def assert_event_records_match(decoded: Sequence[Entry], ahead: Sequence[Entry]) -> int:
     """The records of rows events the parser wrote from their bytes (``ahead``: read with
-    ``render_event`` as its ``encode_event``; those it declined carry their rows) equal the
+    ``EventRenderer`` as its ``encode_event``; those it declined carry their rows) equal the
     pure-Python records of the same events decoded (``decoded``); how many were written."""
     roomy = 1 << 30
     python, _, _ = records_both_ways(decoded, max_record_bytes=roomy)

@@ -295,7 +295,7 @@ class KafkaProducer:
             if record.headers is not shared:
                 shared, headers = record.headers, list(record.headers)
             try:
-                # All positional (``_produce`` too): on_delivery and callback None (the
+                # All positional (``_produce`` too): callback and on_delivery None (the
                 # client's, for failures), timestamp 0 (now), headers. A keyword argument
                 # costs the binding's argument parsing 0.5 us per record.
                 produce(

@@ -1,5 +1,5 @@
 """Rows written as FlatMessage records by compiled code where they are read: in the binlog
-reader's process (``render_event`` from a rows event's bytes, else ``render_rows`` from its
+reader's process (``EventRenderer`` from a rows event's bytes, else ``render_rows`` from its
 decoded rows: the event's record) and in a snapshot reader's process
 (``render_rows_apart``, a record per row). Those processes import this module, through the
 pickled ``AheadEncoding`` of their spec, and nothing of the MQ side: no Kafka client, no
@@ -51,49 +51,13 @@ def render_rows(
     return parts
 
 
-def render_event(  # noqa: PLR0917  (AheadEncoding.encode_event's fields, in its order)
-    schema_name: str,
-    table_name: str,
-    event_type: EventType,
-    execute_time: int,
-    gtid: str,
-    before: object,
-    after: object,
-    body: bytes,
-    pos: int,
-    limit: int,
-) -> tuple[Any, ...] | None:
-    """A rows event's record written by the compiled path straight from its undecoded images
-    (``AheadEncoding.encode_event``), as ``render_rows`` writes it from the decoded rows: no
-    value or row object is made. None where the compiled path is not loaded, a column of the
-    event needs a Python decoder, the compiled reader declines an image (the rows are then
-    decoded, and rendered or refused as ever), or the record would be over ``limit``."""
-    compiled = native.module
-    kind = NATIVE_KINDS.get(event_type)
-    if compiled is None or kind is None:
-        return None
-    parts: tuple[Any, ...] | None = compiled.rows_event_parts(
-        schema_name,
-        table_name,
-        kind[0],
-        kind[1],
-        execute_time,
-        gtid,
-        before,
-        after,
-        body,
-        pos,
-        limit,
-    )
-    return parts
-
-
 @dataclass(frozen=True, slots=True)
 class EventRenderer:
-    """``render_event`` with its limit, as ``AheadEncoding.encode_event`` (it pickles, for the
-    binlog reader's process). ``compiled_limit`` tells the reader's converter that whole reads
-    may go through the compiled path, which writes what ``render_event`` writes
-    (``EventConverter.flat_read``)."""
+    """A rows event's record written by the compiled path straight from its undecoded images,
+    as ``render_rows`` writes it from the decoded rows, up to ``limit`` bytes: the FlatMessage
+    encoder's ``AheadEncoding.encode_event`` (it pickles, for the binlog reader's process).
+    ``compiled_limit`` tells the reader's converter that whole reads may go through the
+    compiled loop, which writes the same records (``EventConverter.flat_read``)."""
 
     limit: int
 
@@ -109,10 +73,19 @@ class EventRenderer:
         body: bytes,
         pos: int,
     ) -> tuple[Any, ...] | None:
-        return render_event(
+        """The record's parts (``RenderedRows``' fields); None where the compiled path is
+        not loaded, a column of the event needs a Python decoder, the compiled reader declines
+        an image (the rows are then decoded, and rendered or refused as ever), or the record
+        would be over ``limit``: no value or row object is made."""
+        compiled = native.module
+        kind = NATIVE_KINDS.get(event_type)
+        if compiled is None or kind is None:
+            return None
+        parts: tuple[Any, ...] | None = compiled.rows_event_parts(
             schema_name,
             table_name,
-            event_type,
+            kind[0],
+            kind[1],
             execute_time,
             gtid,
             before,
@@ -121,6 +94,7 @@ class EventRenderer:
             pos,
             self.limit,
         )
+        return parts
 
     @property
     def compiled_limit(self) -> int | None:

@@ -279,27 +279,34 @@ class EventConverter:
         )
         group: list[Entry | FlatEntry] = []
         at, count = 0, len(events)
-        while at < count:
-            if compiled_read is not None:  # the compiled loop; the event it leaves here
-                at = compiled_read(events, at, checksum, group)
-                if at == count:
-                    break
-            data = events[at]
-            at += 1
-            if data[4] == _TABLE_MAP and repeats_table_map(data, checksum):
-                continue
-            made = flat_entries(data, checksum) if flat else None
-            if made is None:
-                converted = convert(RawEvent(data, checksum))
-                if not isinstance(converted, tuple):  # a compressed transaction's
-                    if group:
-                        yield group
-                        group = []
-                    for entry in converted:
-                        yield (entry,)
+        try:
+            while at < count:
+                if compiled_read is not None:  # the compiled loop; the event it leaves here
+                    at = compiled_read(events, at, checksum, group)
+                    if at == count:
+                        break
+                data = events[at]
+                at += 1
+                if data[4] == _TABLE_MAP and repeats_table_map(data, checksum):
                     continue
-                made = converted
-            group += made
+                made = flat_entries(data, checksum) if flat else None
+                if made is None:
+                    converted = convert(RawEvent(data, checksum))
+                    if not isinstance(converted, tuple):  # a compressed transaction's
+                        if group:
+                            yield group
+                            group = []
+                        for entry in converted:
+                            yield (entry,)
+                        continue
+                    made = converted
+                group += made
+        except Exception:
+            # An event that cannot be converted: what came before it is handed over first
+            # (the transactions it holds are delivered, and the cursor moves past them).
+            if group:
+                yield group
+            raise
         if group:
             yield group
 
@@ -318,8 +325,7 @@ class EventConverter:
         call per read, and returns the index of the first event it left (to
         ``flat_entries`` or ``convert_raw``, event by event)."""
         compiled, limit = native.module, self._compiled_limit
-        if compiled is None or limit is None:
-            raise RuntimeError("flat_read without the compiled loop (see reads_compiled)")
+        assert compiled is not None and limit is not None, "only where reads_compiled"
         return compiled.flat_events(self, events, at, checksum, limit, out)
 
     def flat_entries(self, data: bytes, checksum: bool) -> tuple[Entry | FlatEntry, ...] | None:

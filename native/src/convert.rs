@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::event::event_parts;
-use crate::flat::{What, DELETE, UPDATE};
+use crate::flat::{What, DELETE, INSERT, UPDATE};
+use crate::image::le_uint;
 
 const HEADER_SIZE: usize = 19;
 const CHECKSUM_SIZE: usize = 4;
@@ -21,25 +22,10 @@ const TABLE_MAP_EVENT: u8 = 19;
 const XID_EVENT: u8 = 16;
 const MARIADB_GTID_EVENT: u8 = 162;
 const MARIADB_GTID_STANDALONE: u8 = 0x01;
-/// The insert kind of the compiled path (`flat.rs` numbers update and delete).
-const INSERT: u8 = 0;
 
-fn u16_at(data: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([data[at], data[at + 1]])
-}
-
-fn u32_at(data: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(data[at..at + 4].try_into().expect("four bytes"))
-}
-
-fn u48_at(data: &[u8], at: usize) -> u64 {
-    let mut value = [0u8; 8];
-    value[..6].copy_from_slice(&data[at..at + 6]);
-    u64::from_le_bytes(value)
-}
-
-fn u64_at(data: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(data[at..at + 8].try_into().expect("eight bytes"))
+/// The little-endian unsigned integer of `size` bytes at `at` of `data`.
+fn uint_at(data: &[u8], at: usize, size: usize) -> u64 {
+    le_uint(&data[at..at + size])
 }
 
 /// A packed integer at `pos` (never read at or past `end`) and the position after it; None
@@ -56,9 +42,7 @@ fn packed_int(data: &[u8], pos: usize, end: usize) -> Option<(u64, usize)> {
     if pos + 1 + size > end {
         return None;
     }
-    let mut value = [0u8; 8];
-    value[..size].copy_from_slice(&data[pos + 1..pos + 1 + size]);
-    Some((u64::from_le_bytes(value), pos + 1 + size))
+    Some((uint_at(data, pos + 1, size), pos + 1 + size))
 }
 
 /// The fields of an event's header: timestamp, type, server id, size, log_pos.
@@ -73,11 +57,11 @@ struct EventHeader {
 impl EventHeader {
     fn of(data: &[u8]) -> Self {
         Self {
-            timestamp: u32_at(data, 0),
+            timestamp: uint_at(data, 0, 4) as u32,
             code: data[4],
-            server_id: u32_at(data, 5),
-            size: u32_at(data, 9),
-            log_pos: u32_at(data, 13),
+            server_id: uint_at(data, 5, 4) as u32,
+            size: uint_at(data, 9, 4) as u32,
+            log_pos: uint_at(data, 13, 4) as u32,
         }
     }
 
@@ -187,13 +171,13 @@ impl<'py> Converter<'py> {
         if end < HEADER_SIZE + 10 {
             return Ok(None);
         }
-        let table_id = u48_at(data, HEADER_SIZE);
+        let table_id = uint_at(data, HEADER_SIZE, 6);
         let Some(cached) = self.tables.get_item(table_id)? else {
             return Ok(None);
         };
         let mut pos = post_header;
         if v2 {
-            pos += usize::from(u16_at(data, HEADER_SIZE + 8)).saturating_sub(2);
+            pos += (uint_at(data, HEADER_SIZE + 8, 2) as usize).saturating_sub(2);
         }
         let Some((columns, pos)) = packed_int(data, pos, end) else {
             return Ok(None);
@@ -302,7 +286,7 @@ pub fn flat_events<'py>(
                 }
             }
             XID_EVENT if data.len() >= HEADER_SIZE + 8 => {
-                let xid = PyString::new(py, &u64_at(data, HEADER_SIZE).to_string());
+                let xid = PyString::new(py, &uint_at(data, HEADER_SIZE, 8).to_string());
                 let end = intern!(py, "TRANSACTIONEND");
                 out.append(state.marker(py, &header, end, xid)?)?;
                 if header.log_pos != 0 {
@@ -310,8 +294,8 @@ pub fn flat_events<'py>(
                 }
             }
             MARIADB_GTID_EVENT if data.len() >= HEADER_SIZE + 13 => {
-                let sequence = u64_at(data, HEADER_SIZE);
-                let domain = u32_at(data, HEADER_SIZE + 8);
+                let sequence = uint_at(data, HEADER_SIZE, 8);
+                let domain = uint_at(data, HEADER_SIZE + 8, 4);
                 let flags = data[HEADER_SIZE + 12];
                 let text = format!("{domain}-{}-{sequence}", header.server_id);
                 state.gtid = PyString::new(py, &text).into_any();

@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::json::{write_int, write_key, write_opt_str, write_str};
 
+pub const INSERT: u8 = 0;
 pub const UPDATE: u8 = 1;
 pub const DELETE: u8 = 2;
 

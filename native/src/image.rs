@@ -54,7 +54,7 @@ fn be_uint(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0, |acc, &b| acc << 8 | u64::from(b))
 }
 
-fn le_uint(bytes: &[u8]) -> u64 {
+pub(crate) fn le_uint(bytes: &[u8]) -> u64 {
     bytes
         .iter()
         .rev()

@@ -1,4 +1,4 @@
-"""A rows event's record written straight from its bytes (``render_event``, the compiled
+"""A rows event's record written straight from its bytes (``EventRenderer``, the compiled
 path's ``rows_event_parts``) is the record of its rows decoded and rendered (``render_rows``),
 byte for byte; what it cannot write it leaves to that path (None), never half-written."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bridge.entry import EventType, Header, RowChange
-from bridge.mq.rendering import render_event, render_rows
+from bridge.mq.rendering import EventRenderer, render_rows
 from bridge.parse.codes import MysqlType as T
 from bridge.parse.rows import RowDecoder, RowsKind
 from bridge.parse.table_meta import ColumnMeta, TableMeta
@@ -136,10 +136,10 @@ def _random_event(rng: random.Random) -> tuple[RowsKind, bytes]:
 def _written(
     decoder: RowDecoder, kind: RowsKind, body: bytes, header: Header, limit: int = ROOMY
 ) -> tuple[Any, ...] | None:
-    """``render_event`` of one event, with ``header``'s fields."""
+    """``EventRenderer`` of one event, with ``header``'s fields."""
     assert header.event_type is not None
     before, after, pos = decoder.images(kind, body)
-    return render_event(
+    return EventRenderer(limit)(
         header.schema_name,
         header.table_name,
         header.event_type,
@@ -149,7 +149,6 @@ def _written(
         after,
         body,
         pos,
-        limit,
     )
 
 

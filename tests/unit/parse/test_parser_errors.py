@@ -20,6 +20,7 @@ from bridge.parse import parser as parser_module
 from bridge.parse.access import SourceAccess
 from bridge.parse.convert import EventConverter
 from bridge.parse.events import HEADER
+from bridge.parse.exceptions import UnsupportedBinlogEvent
 from bridge.parse.framing import RawEvent
 from bridge.parse.source import SourceFacts
 from bridge.parse.wire import FLAT_ENTRY_TYPE
@@ -234,3 +235,23 @@ def test_a_retry_skips_what_it_handed_over_and_passes_the_heartbeats_between(
 def _kind_of(entry: Any) -> str:
     """A flat or plain entry's type value."""
     return str(entry[FLAT_ENTRY_TYPE] if isinstance(entry, tuple) else entry.entry_type.value)
+
+
+@pytest.mark.parametrize("flat", [False, True], ids=["entries", "flat_batches"])
+def test_the_entries_before_an_unconvertible_event_of_a_read_are_handed_over(
+    parser: parser_module.BinlogParser, flat: bool
+) -> None:
+    # A read holds a whole transaction, then an event of an unknown type: the transaction
+    # reaches the consumer before the error does (its cursor then moves past it).
+    gtid, xid = _gtid_then_xid()
+    _Dump.served = [[gtid, xid, HEADER.pack(1_700_000_000, 99, 1, 19, 250, 0)]]
+    start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
+    entries = (
+        (entry for group in parser.flat_batches(start) for entry in group)
+        if flat
+        else parser.entries(start)
+    )
+    handed = []
+    with pytest.raises(UnsupportedBinlogEvent):
+        handed.extend(entries)
+    assert [_kind_of(entry) for entry in handed] == ["TRANSACTIONBEGIN", "TRANSACTIONEND"]
