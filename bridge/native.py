@@ -49,10 +49,11 @@ class Compiled(Protocol):
         checksum: bool,
         limit: int,
         out: list[Any],
+        room: int,
     ) -> int:
-        """``EventConverter.flat_entries`` of ``events`` from ``at`` on into ``out``, rows
-        events written by ``rows_event_parts`` with ``limit``; the index of the first event
-        it left to the Python path (``EventConverter.flat_read``)."""
+        """``EventConverter.flat_entries`` of ``events`` from ``at`` on into ``out`` until it
+        holds ``room`` entries, rows events written by ``rows_event_parts`` with ``limit``;
+        the index of the first event it did not take (``EventConverter.flat_read``)."""
         ...
 
     def rows_record(  # noqa: PLR0917  (one flat call per rows event)

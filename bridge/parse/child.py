@@ -5,7 +5,7 @@ worker as threads of one process, the bridge can go no faster than one core allo
 (docs/benchmarks.md). ``ParserProcess`` has ``BinlogParser``'s interface; its ``entries()``
 starts ``python -m bridge.parse.child``, which runs a ``BinlogParser`` and writes its entries
 to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
-is about to read the socket, or holds ``BATCH_ENTRIES`` entries, so an entry never waits for
+is about to read the socket, or holds ``GROUP_ENTRIES`` entries, so an entry never waits for
 others to arrive and a frame holds at most one read of binlog. The frame's kind says whether
 the socket had nothing to read yet: then the child has read all the source has written so far
 (``caught_up``), and the store's get hands out what it holds rather than wait for a fuller
@@ -39,6 +39,7 @@ from bridge.collector import tune_garbage_collector
 from bridge.entry import AheadEncode, AheadEncoding, Entry, EventEncode
 from bridge.logs import configure_logging, configured_format
 from bridge.parse.access import Source, SourceAccess
+from bridge.parse.convert import GROUP_ENTRIES
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import SourceFacts, preflight
@@ -46,7 +47,6 @@ from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import EntryDecoder, EntryEncoder, FlatEntry
 from bridge.position import EntryPosition
 
-BATCH_ENTRIES = 1024
 _BATCH = b"b"
 _CAUGHT_UP = b"w"  # a batch, after which the child waits for the source
 
@@ -123,7 +123,7 @@ class ParserProcess:
 
     def batches(self, start: EntryPosition) -> Generator[Sequence[Entry], None, None]:
         """``entries()`` as the child's batches bring them: what it read before it would
-        have waited for the source, or ``BATCH_ENTRIES`` entries."""
+        have waited for the source, or ``GROUP_ENTRIES`` entries."""
         child = self._spawn(start)
         if child is None:
             return
@@ -224,9 +224,9 @@ def main() -> int:
     try:
         for group in parser.flat_batches(spec.start):
             batch += group
-            while len(batch) >= BATCH_ENTRIES:  # the rest goes with the next group or read
-                send(batch[:BATCH_ENTRIES], source_waits=False)
-                del batch[:BATCH_ENTRIES]
+            while len(batch) >= GROUP_ENTRIES:  # the rest goes with the next group or read
+                send(batch[:GROUP_ENTRIES], source_waits=False)
+                del batch[:GROUP_ENTRIES]
         flush()
     except BaseException as exc:
         flush()  # what was read before the failure, as the parser yielded it

@@ -93,6 +93,9 @@ _HEARTBEATS = frozenset({_E.HEARTBEAT_LOG_EVENT, _E.HEARTBEAT_LOG_EVENT_V2})
 _TRANSACTION_BEGIN, _TRANSACTION_END = TRANSACTION_BEGIN.value, TRANSACTION_END.value
 _ROWDATA = ROWDATA.value
 _MAX_TABLE_MAPS = 4096  # distinct TABLE_MAP definitions cached by their bytes
+# Entries per group of ``convert_read`` (one more event's may go over): what the binlog
+# reader's process sends as one frame.
+GROUP_ENTRIES = 1024
 _NO_ENTRIES: tuple[Entry, ...] = ()
 
 
@@ -267,10 +270,12 @@ class EventConverter:
     def convert_read(
         self, events: list[bytes], checksum: bool, *, flat: bool
     ) -> Iterator[Sequence[Entry | FlatEntry]]:
-        """The entries of one read's events, as one group (a compressed transaction's, made
-        lazily, one group each). ``flat``: those ``flat_entries`` makes as it makes them,
-        through the compiled loop first where there is one (``flat_read``). A TABLE_MAP
-        already mapped is dropped before any object is made for it."""
+        """The entries of one read's events, in groups of about ``GROUP_ENTRIES`` (a
+        compressed transaction's, made lazily, one group each): the binlog reader's process
+        sends a group on while it converts the rest of a read (a read holds up to a megabyte
+        of binlog). ``flat``: those ``flat_entries`` makes as it makes them, through the
+        compiled loop first where there is one (``flat_read``). A TABLE_MAP already mapped is
+        dropped before any object is made for it."""
         compiled_read = self.flat_read if flat and self.reads_compiled else None
         flat_entries, convert, repeats_table_map = (
             self.flat_entries,
@@ -281,10 +286,13 @@ class EventConverter:
         at, count = 0, len(events)
         try:
             while at < count:
+                if len(group) >= GROUP_ENTRIES:
+                    yield group
+                    group = []
                 if compiled_read is not None:  # the compiled loop; the event it leaves here
                     at = compiled_read(events, at, checksum, group)
-                    if at == count:
-                        break
+                    if at == count or len(group) >= GROUP_ENTRIES:
+                        continue
                 data = events[at]
                 at += 1
                 if data[4] == _TABLE_MAP and repeats_table_map(data, checksum):
@@ -326,7 +334,7 @@ class EventConverter:
         ``flat_entries`` or ``convert_raw``, event by event)."""
         compiled, limit = native.module, self._compiled_limit
         assert compiled is not None and limit is not None, "only where reads_compiled"
-        return compiled.flat_events(self, events, at, checksum, limit, out)
+        return compiled.flat_events(self, events, at, checksum, limit, out, GROUP_ENTRIES)
 
     def flat_entries(self, data: bytes, checksum: bool) -> tuple[Entry | FlatEntry, ...] | None:
         """What ``convert_raw`` makes of a rows, XID or MariaDB GTID event, from its bytes, with

@@ -257,8 +257,9 @@ impl<'py> Converter<'py> {
 
 /// Converts the events of `events` from `at` on into `out` as
 /// `EventConverter.flat_entries` would, rows events' records written by the compiled path
-/// with `limit`, and returns the index of the first event it left to the Python path
-/// (`len(events)` when it took them all).
+/// with `limit`, until `out` holds `room` entries, and returns the index of the first event
+/// it did not take (`len(events)` when it took them all): one left to the Python path, or
+/// the next one once `out` is full.
 #[pyfunction]
 pub fn flat_events<'py>(
     converter: &Bound<'py, PyAny>,
@@ -267,11 +268,12 @@ pub fn flat_events<'py>(
     checksum: bool,
     limit: usize,
     out: &Bound<'py, PyList>,
+    room: usize,
 ) -> PyResult<usize> {
     let py = converter.py();
     let mut state = Converter::read(converter)?;
     let mut next = at;
-    while next < events.len() {
+    while next < events.len() && out.len() < room {
         let item = events.get_item(next)?;
         let data = item.cast::<PyBytes>()?.as_bytes();
         if data.len() < HEADER_SIZE + if checksum { CHECKSUM_SIZE } else { 0 } {

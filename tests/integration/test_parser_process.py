@@ -160,7 +160,7 @@ def test_the_batch_that_reaches_what_the_source_wrote_says_it_caught_up(
     t = f"`{scratch_schema}`.t"
     execute(admin_connection, f"CREATE TABLE {t} (id INT PRIMARY KEY)")
     start = master_position(admin_connection)
-    # 1,500 one-row transactions: 4,500 entries, more than a batch holds (BATCH_ENTRIES).
+    # 1,500 one-row transactions: 4,500 entries, more than a batch holds (GROUP_ENTRIES).
     with admin_connection.cursor() as cur:
         for i in range(1500):  # one statement each (executemany would make it one INSERT)
             cur.execute(f"INSERT INTO {t} VALUES (%s)", (i,))

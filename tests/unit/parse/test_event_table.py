@@ -19,7 +19,7 @@ from bridge.mq.rendering import EventRenderer
 from bridge.parse import events
 from bridge.parse.codes import EventCode as E
 from bridge.parse.codes import MysqlType as T
-from bridge.parse.convert import EventConverter
+from bridge.parse.convert import GROUP_ENTRIES, EventConverter
 from bridge.parse.dump import PYMYSQL_PRIVATE_NAMES
 from bridge.parse.events import EVENT_TYPES, HEADER, Handling
 from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedBinlogEvent
@@ -401,3 +401,19 @@ def test_a_read_through_the_compiled_loop_is_what_flat_entries_make(
     # Left to Python: the 8 heartbeats, the new TABLE_MAP, and the first rows event after
     # it (the Python path works out its plan), or all 6 rows events when over the limit.
     assert by_python == 8 + 1 + (1 if limit > 60 else 6)
+
+
+@pytest.mark.parametrize("loop", [True, False], ids=["compiled loop", "event by event"])
+def test_a_read_comes_in_groups_of_group_entries(loop: bool) -> None:
+    # The binlog reader's process sends a group as a frame while it converts the rest of the
+    # read: a read of 300 transactions (2,100 entries) is not held whole.
+    compiled_module()
+    renderer = EventRenderer(1 << 20)
+
+    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
+        return renderer(*fields)
+
+    converter = _converter(renderer if loop else without_the_loop)
+    assert converter.reads_compiled is loop
+    groups = list(converter.convert_read(_stream(False)[:8] * 300, False, flat=True))
+    assert [len(group) for group in groups] == [GROUP_ENTRIES, GROUP_ENTRIES, 2100 - 2048]
