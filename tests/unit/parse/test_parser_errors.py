@@ -183,36 +183,26 @@ def test_an_event_shorter_than_a_header_is_retried_as_a_broken_stream(
     assert "shorter than its 19-byte header" in warnings[0]
 
 
+@pytest.mark.parametrize(
+    ("beats", "kinds"),
+    [
+        (False, ["TRANSACTIONBEGIN", "TRANSACTIONEND"]),
+        (True, ["TRANSACTIONBEGIN", "HEARTBEAT", "HEARTBEAT", "TRANSACTIONEND"]),
+    ],
+    ids=["the END follows the BEGIN once", "the heartbeats around the BEGIN pass"],
+)
 def test_a_retry_skips_the_flat_entries_it_already_handed_over(
-    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
+    parser: parser_module.BinlogParser,
+    monkeypatch: pytest.MonkeyPatch,
+    beats: bool,
+    kinds: list[str],
 ) -> None:
     # The first dump hands over the BEGIN and is lost (its quick reconnect too); the retry's
-    # dump starts at that BEGIN again, which is skipped: the END follows it once.
-    gtid, xid = _gtid_then_xid()
-    _Dump.served = [[gtid], [], [gtid, xid]]
-    waits: list[float] = []
-
-    def wait(delay: float) -> None:
-        waits.append(delay)
-        if len(waits) == 2:
-            parser.stop()
-
-    monkeypatch.setattr(parser_module.log, "warning", lambda *_: None)
-    monkeypatch.setattr(parser._stopping, "wait", wait)
-    start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
-    handed = [entry for group in parser.flat_batches(start) for entry in group]
-    assert [entry[FLAT_ENTRY_TYPE] for entry in handed] == ["TRANSACTIONBEGIN", "TRANSACTIONEND"]
-    assert _Dump.opened == 4
-
-
-def test_a_retry_skips_what_it_handed_over_and_passes_the_heartbeats_between(
-    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The retry's read holds heartbeats around the BEGIN handed over before: they pass, the
-    # BEGIN does not (one group, filtered entry by entry as before).
+    # dump starts at that BEGIN again, which is skipped, heartbeats aside (one group,
+    # filtered entry by entry).
     gtid, xid = _gtid_then_xid()
     beat = _event(HEARTBEAT_EVENT)
-    _Dump.served = [[gtid], [], [beat, gtid, beat, xid]]
+    _Dump.served = [[gtid], [], [beat, gtid, beat, xid] if beats else [gtid, xid]]
     waits: list[float] = []
 
     def wait(delay: float) -> None:
@@ -224,12 +214,8 @@ def test_a_retry_skips_what_it_handed_over_and_passes_the_heartbeats_between(
     monkeypatch.setattr(parser._stopping, "wait", wait)
     start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
     handed = [entry for group in parser.flat_batches(start) for entry in group]
-    assert [_kind_of(entry) for entry in handed] == [
-        "TRANSACTIONBEGIN",
-        "HEARTBEAT",
-        "HEARTBEAT",
-        "TRANSACTIONEND",
-    ]
+    assert [_kind_of(entry) for entry in handed] == kinds
+    assert _Dump.opened == 4
 
 
 def _kind_of(entry: Any) -> str:
