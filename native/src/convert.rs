@@ -114,6 +114,40 @@ impl<'py> Converter<'py> {
         Ok(())
     }
 
+    /// An entry's tuple as `bridge.parse.wire` carries it (`FlatEntry`): the event's
+    /// position and header fields with the current file and GTID, then the given table, event
+    /// type, entry type, transaction id and row change.
+    #[allow(clippy::too_many_arguments)]
+    fn entry(
+        &self,
+        py: Python<'py>,
+        header: &EventHeader,
+        schema_name: Bound<'py, PyAny>,
+        table_name: Bound<'py, PyAny>,
+        event_type: Bound<'py, PyAny>,
+        entry_type: &Bound<'py, PyString>,
+        transaction_id: Bound<'py, PyString>,
+        change: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            [
+                self.journal.clone(),
+                header.offset().into_pyobject(py)?.into_any(),
+                header.server_id.into_pyobject(py)?.into_any(),
+                header.execute_time().into_pyobject(py)?.into_any(),
+                schema_name,
+                table_name,
+                event_type,
+                self.gtid.clone(),
+                header.size.into_pyobject(py)?.into_any(),
+                entry_type.clone().into_any(),
+                transaction_id.into_any(),
+                change,
+            ],
+        )
+    }
+
     /// A BEGIN or END entry's tuple (`EventConverter.flat_entries`).
     fn marker(
         &self,
@@ -122,23 +156,17 @@ impl<'py> Converter<'py> {
         kind: &Bound<'py, PyString>,
         transaction_id: Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let empty = intern!(py, "");
-        PyTuple::new(
+        let empty = intern!(py, "").clone().into_any();
+        let none = py.None().into_bound(py);
+        self.entry(
             py,
-            [
-                self.journal.clone(),
-                header.offset().into_pyobject(py)?.into_any(),
-                header.server_id.into_pyobject(py)?.into_any(),
-                header.execute_time().into_pyobject(py)?.into_any(),
-                empty.clone().into_any(),
-                empty.clone().into_any(),
-                py.None().into_bound(py),
-                self.gtid.clone(),
-                header.size.into_pyobject(py)?.into_any(),
-                kind.clone().into_any(),
-                transaction_id.into_any(),
-                py.None().into_bound(py),
-            ],
+            header,
+            empty.clone(),
+            empty,
+            none.clone(),
+            kind,
+            transaction_id,
+            none,
         )
     }
 
@@ -235,22 +263,15 @@ impl<'py> Converter<'py> {
             parts,
         )
             .into_pyobject(py)?;
-        Ok(Some(PyTuple::new(
+        Ok(Some(self.entry(
             py,
-            [
-                self.journal.clone(),
-                header.offset().into_pyobject(py)?.into_any(),
-                header.server_id.into_pyobject(py)?.into_any(),
-                header.execute_time().into_pyobject(py)?.into_any(),
-                schema_name,
-                table_name,
-                event_type_name,
-                self.gtid.clone(),
-                header.size.into_pyobject(py)?.into_any(),
-                intern!(py, "ROWDATA").clone().into_any(),
-                empty.clone().into_any(),
-                change.into_any(),
-            ],
+            header,
+            schema_name,
+            table_name,
+            event_type_name,
+            intern!(py, "ROWDATA"),
+            empty.clone(),
+            change.into_any(),
         )?))
     }
 }
