@@ -32,7 +32,7 @@ from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.mq.flat_encoder import RENDER_HEADROOM
 from bridge.mq.records import RECORD_OVERHEAD
 from bridge.mq.rendering import EventRenderer, render_rows
-from bridge.parse.convert import GROUP_ENTRIES
+from bridge.parse.child import full_frames
 from bridge.parse.framing import EventReader
 from bridge.parse.parser import BinlogParser
 from bridge.parse.wire import EntryEncoder, binlog_end
@@ -56,9 +56,8 @@ def read_range(
         if began is None:
             began = time.process_time()
         batch += group
-        while len(batch) >= GROUP_ENTRIES:
-            send(encoder.encode(batch[:GROUP_ENTRIES]))
-            del batch[:GROUP_ENTRIES]
+        for frame in full_frames(batch):
+            send(encoder.encode(frame))
         if binlog_end(group[-1]) >= end:
             break
     send(encoder.encode(batch))

@@ -97,9 +97,10 @@ class EventRenderer:
         return parts
 
     @property
-    def compiled_limit(self) -> int | None:
-        """The limit the compiled read loop writes records with; None without it."""
-        return self.limit if native.module is not None else None
+    def compiled_limit(self) -> int:
+        """The limit the compiled read loop writes records with (where the compiled module
+        is loaded: ``EventConverter.reads_compiled``)."""
+        return self.limit
 
 
 def render_rows_apart(

@@ -177,6 +177,15 @@ class ParserProcess:
         return child
 
 
+def full_frames(batch: list[Entry | FlatEntry]) -> Iterator[list[Entry | FlatEntry]]:
+    """The frames of ``GROUP_ENTRIES`` entries ``batch`` holds, taken off its front; the rest
+    waits for the next group, or goes before the next read."""
+    while len(batch) >= GROUP_ENTRIES:
+        frame = batch[:GROUP_ENTRIES]
+        del batch[:GROUP_ENTRIES]
+        yield frame
+
+
 def _failed(text: str) -> ParserProcessFailed:
     return ParserProcessFailed(f"the binlog reader process failed: {text}")
 
@@ -224,9 +233,8 @@ def main() -> int:
     try:
         for group in parser.flat_batches(spec.start):
             batch += group
-            while len(batch) >= GROUP_ENTRIES:  # the rest goes with the next group or read
-                send(batch[:GROUP_ENTRIES], source_waits=False)
-                del batch[:GROUP_ENTRIES]
+            for frame in full_frames(batch):
+                send(frame, source_waits=False)
         flush()
     except BaseException as exc:
         flush()  # what was read before the failure, as the parser yielded it

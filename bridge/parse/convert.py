@@ -330,8 +330,9 @@ class EventConverter:
         """``flat_entries`` of ``events`` from ``at`` on, appended to ``out``, by the compiled
         loop (``native.flat_events``; only where ``reads_compiled``): it takes MariaDB GTIDs,
         XIDs, TABLE_MAPs already mapped and rows events the compiled encoder writes, in one
-        call per read, and returns the index of the first event it left (to
-        ``flat_entries`` or ``convert_raw``, event by event)."""
+        call, and returns the index of the first event it left (to ``flat_entries`` or
+        ``convert_raw``, event by event), or of the next one once ``out`` holds
+        ``GROUP_ENTRIES``."""
         compiled, limit = native.module, self._compiled_limit
         assert compiled is not None and limit is not None, "only where reads_compiled"
         return compiled.flat_events(self, events, at, checksum, limit, out, GROUP_ENTRIES)

@@ -141,11 +141,12 @@ class BinlogParser:
                 yield entry
 
     def flat_batches(self, start: EntryPosition) -> Iterator[Sequence[Entry | FlatEntry]]:
-        """``entries()`` in the groups one read of the dump brings (a compressed
-        transaction's one at a time), with those the converter writes straight from their
-        events' bytes as ``bridge.parse.wire`` carries them (``EventConverter.flat_entries``):
-        for the binlog reader's process, which sends them on as they are. A group is what
-        one read holds: a generator step and a few checks per read, not per entry."""
+        """``entries()`` in the groups ``EventConverter.convert_read`` makes of each read of the
+        dump (up to ``GROUP_ENTRIES``; a compressed transaction's one at a time), with those
+        the converter writes straight from their events' bytes as ``bridge.parse.wire``
+        carries them (``EventConverter.flat_entries``): for the binlog reader's process, which
+        sends them on as they are. A generator step and a few checks per group, not per
+        entry."""
         return self._stream(start, flat=True)
 
     def _stream(self, start: EntryPosition, *, flat: bool) -> Iterator[Sequence[Entry | FlatEntry]]:
@@ -207,8 +208,8 @@ class BinlogParser:
         self, facts: SourceFacts, start: EntryPosition, flat: bool
     ) -> Iterator[Sequence[Entry | FlatEntry]]:
         """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
-        converts them (``EventConverter.convert_read``): the entries of each read, as one
-        group (a compressed transaction's, made lazily, one by one)."""
+        converts them (``EventConverter.convert_read``): the entries of each read, in its
+        groups."""
         with open_connection(self._source) as conn:
             converter = EventConverter(
                 LiveSchema(conn),

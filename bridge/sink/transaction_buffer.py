@@ -69,8 +69,7 @@ class TransactionBuffer:
         source passes here.)"""
         with self._lock:
             size = self.transaction_size
-            buffer, complete = self._buffer, self._complete
-            buffered = len(buffer)
+            buffer, complete, buffered = self._state()
             for entry in entries:
                 kind = entry.entry_type
                 # The rules apply to the open transaction (what follows the whole ones); whole
@@ -78,12 +77,10 @@ class TransactionBuffer:
                 open_piece = buffered - complete
                 if (kind is TRANSACTION_BEGIN and open_piece) or open_piece >= size:
                     self._flush_in_order()
-                    buffer, complete = self._buffer, self._complete
-                    buffered = len(buffer)
+                    buffer, complete, buffered = self._state()
                 elif buffered >= size:
                     self._flush_complete()
-                    buffer, complete = self._buffer, self._complete
-                    buffered = len(buffer)
+                    buffer, complete, buffered = self._state()
                 buffer.append(entry)
                 buffered += 1
                 if kind is TRANSACTION_END:
@@ -94,13 +91,17 @@ class TransactionBuffer:
                     or buffered - complete >= size
                 ):
                     self._flush_in_order()
-                    buffer, complete = self._buffer, self._complete
-                    buffered = len(buffer)
+                    buffer, complete, buffered = self._state()
                 if buffered >= size:
                     self._flush_complete()
-                    buffer, complete = self._buffer, self._complete
-                    buffered = len(buffer)
+                    buffer, complete, buffered = self._state()
             self._flush_complete()
+
+    def _state(self) -> tuple[list[Entry], int, int]:
+        """The buffer, its whole part and its length, as ``add_batch`` keeps them in locals
+        (read again after a flush, which may replace the buffer)."""
+        buffer = self._buffer
+        return buffer, self._complete, len(buffer)
 
     def flush(self) -> None:
         """Hand everything buffered to the callback (e.g. on an idle timer)."""
