@@ -22,8 +22,9 @@ from pathlib import Path
 # Leaf frames where a thread waits rather than works.
 WAITING = re.compile(
     r"Condition\.wait|Event\.wait|_wait_for_tstate_lock|_read_exactly|select|poll|"
-    r"SSLSocket\.read|read1|recv|sleep|Queue\.get|_Sender\._run|concurrent/futures/thread\.py|"
-    r"KafkaProducer\.send_batch \(.*producer\.py:237\)"
+    r"SSLSocket\.read|read1|recv|sleep|Queue\.get|concurrent/futures/thread\.py|"
+    # the confirm's own line is its flush, waiting for Kafka
+    r"KafkaProducer\._confirm \("
 )
 # Stages, innermost first wins; a frame matching none leaves the sample to the next one out.
 STAGES = (

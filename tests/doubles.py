@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from bridge.entry import Entry
 from bridge.instance.api import EMPTY_BATCH_ID, Message
 from bridge.meta import ClientIdentity
+from bridge.mq.producer import Confirm
 from bridge.mq.records import OutgoingRecord
 
 
@@ -124,19 +125,23 @@ class FakeSender:
         self.on_send: Callable[[Sequence[OutgoingRecord]], None] | None = None
         self.closed = False
 
-    def send_batch(
+    def start(
         self,
         records: Sequence[OutgoingRecord],
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
-    ) -> None:
+    ) -> Confirm:
+        """Hands ``records`` over; the next scripted outcome is raised by the confirm."""
         self.sent.append(list(records))
         if self.on_send is not None:
             self.on_send(records)
-        if self.outcomes:
-            outcome = self.outcomes.pop(0)
+        outcome = self.outcomes.pop(0) if self.outcomes else None
+
+        def confirm() -> None:
             if outcome is not None:
                 raise outcome
+
+        return confirm
 
     def close(self, timeout_s: float = 5.0) -> None:
         self.closed = True

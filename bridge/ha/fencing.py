@@ -29,6 +29,7 @@ only Kafka's transactional producer (epoch fencing) could refuse those.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -45,7 +46,7 @@ from bridge.ha.session import REQUEST_TIMEOUT_S, ZkSession
 from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
 from bridge.mq.exceptions import DeliveryCancelled
-from bridge.mq.producer import RecordSender
+from bridge.mq.producer import Confirm, RecordSender
 from bridge.mq.records import OutgoingRecord
 
 log = logging.getLogger(__name__)
@@ -250,17 +251,21 @@ class FencedSender:
         self._destination = destination
         self._header = (HEADER_NODE, node_address.encode())
 
-    def send_batch(
+    def start(
         self,
         records: Sequence[OutgoingRecord],
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
-    ) -> None:
+    ) -> Confirm:
         self._fence.verify(self._destination)
         tagged = [replace(r, headers=(*r.headers, self._header)) for r in records]
         guard = _LeaseCancel(cancel, lambda: self._fence.valid(self._destination))
+        confirm = self._sender.start(_WhileHeld(tagged, guard), timeout_s, guard)
+        return functools.partial(self._confirm, confirm, guard)
+
+    def _confirm(self, confirm: Confirm, guard: _LeaseCancel) -> None:
         try:
-            self._sender.send_batch(_WhileHeld(tagged, guard), timeout_s, guard)
+            confirm()
         except DeliveryCancelled as exc:
             if guard.fenced:
                 raise FencedOut(self._destination, "its lease ran out during a send") from exc

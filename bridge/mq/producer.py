@@ -8,7 +8,7 @@ back. ``TopicInspector`` answers questions about topics (partition counts, size 
 ``canal-bridge check``.
 
 Delivery errors surface at one point (quix-streams' internal producer does the same): the
-delivery callback records the batch's first failure, ``send_batch`` raises it once the batch
+delivery callback records the batch's first failure, the batch's confirm raises it once it
 is settled, and only a clean return lets the worker ack. Only failures are reported
 (``delivery.report.only.error``): a producer sends one batch at a time, so the batch is
 confirmed once librdkafka holds nothing more of it (a flush returned 0) and no failure came;
@@ -17,6 +17,7 @@ a report per record cost a Python call each, a third of the sender's time on a s
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -67,19 +68,33 @@ _SECRET_WORDS = ("password", "secret")
 _CONNECTION_PREFIXES = ("bootstrap.", "security.", "sasl.", "ssl.", "socket.", "broker.")
 
 
-class RecordSender(Protocol):
-    """Sends one batch of records; returns only when Kafka confirmed every one of them."""
+# What ``RecordSender.start`` returns: called, it waits until Kafka confirmed every record of
+# the batch, or raises DeliveryFailed (DeliveryCancelled once the send's ``cancel`` is set) or
+# RecordTooLarge.
+Confirm = Callable[[], None]
 
-    def send_batch(
+
+class RecordSender(Protocol):
+    """Sends one batch of records at a time: ``start`` hands them to the client, the
+    ``Confirm`` it returns waits for Kafka. The worker builds its next batch in between, on
+    the same thread (a sending thread cost a GIL hand-over per batch, docs/benchmarks.md),
+    and starts the next batch only after confirming this one."""
+
+    def start(
         self,
         records: Sequence[OutgoingRecord],
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
-    ) -> None:
-        """Raises DeliveryFailed (DeliveryCancelled once ``cancel`` is set) or RecordTooLarge."""
+    ) -> Confirm:
+        """Raises what it finds before any record is handed over (RecordTooLarge,
+        DeliveryFailed); everything else is raised by the confirm."""
         ...
 
     def close(self, timeout_s: float = 5.0) -> None: ...
+
+
+def confirmed() -> None:
+    """The ``Confirm`` of a batch with nothing to wait for (no records)."""
 
 
 def connection_settings(config: KafkaConfig) -> dict[str, ProducerValue]:
@@ -136,8 +151,8 @@ class LibrdkafkaLog:
 
 
 class _BatchOutcome:
-    """The first failure reported for the batch being sent (served on the sending thread by
-    poll()/flush()).
+    """The first failure reported for the batch being sent (served by the poll() and flush()
+    of ``start`` and its confirm, on the worker's thread).
 
     A record still in flight when an earlier batch was abandoned may report its failure
     during the next batch, which then fails too and is sent again: a retry too many, never
@@ -204,14 +219,23 @@ class KafkaProducer:
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
     ) -> None:
-        """Produce ``records`` in order and return once Kafka confirmed every one.
+        """``start`` and confirm: returns once Kafka confirmed every record."""
+        self.start(records, timeout_s, cancel)()
+
+    def start(
+        self,
+        records: Sequence[OutgoingRecord],
+        timeout_s: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Confirm:
+        """Produce ``records`` in order (step 1); the returned confirm does steps 2 to 4.
 
         1. Produce each record to its partition; when librdkafka's queue is full
            (BufferError), serve delivery reports with poll() and try again.
         2. Flush in short slices until librdkafka holds none of them (each confirmed, or
            reported failed), one failed, ``cancel`` is set, the brokers refuse the client
            (SASL login, certificate: ``refusal``) or the deadline (``timeout_s``, default:
-           message timeout + 5 s) passes.
+           message timeout + 5 s, counted from ``start``) passes.
         3. If records are still unconfirmed, purge them from the queue so that no stale copy
            is sent after the worker's retry, and report the batch failed: nothing is acked
            that was not confirmed.
@@ -219,29 +243,45 @@ class KafkaProducer:
            BrokerRejectedTooLarge from the broker), DeliveryCancelled, or DeliveryFailed. A
            fatal producer error (idempotence state lost) also replaces the client, so the
            next batch starts on a fresh one.
+
+        The records are on their way once ``start`` returns: librdkafka's threads send them
+        while the caller does something else, and the confirm usually finds them confirmed.
         """
         if not records:
-            return
+            return confirmed
         client = self._client if self._client is not None else self._replace_client()
         deadline = self._clock() + (self.default_timeout_s if timeout_s is None else timeout_s)
         outcome = self._outcome = _BatchOutcome(self.max_message_bytes)
         self._refused = None
-        produced, drained = 0, False
         try:
             produced = self._produce_all(client, records, deadline=deadline, cancel=cancel)
-            # Step 2
-            while outcome.error is None and self._fatal is None and self._refused is None:
-                left = deadline - self._clock()
-                if left <= 0 or (cancel is not None and cancel.is_set()):
-                    break
-                if client.flush(min(FLUSH_SLICE_S, left)) == 0:
-                    drained = True
-                    break
         except MqError as exc:
             self._abandon(client)
             if self._fatal is not None or (isinstance(exc, DeliveryFailed) and exc.fatal):
                 self._discard()
             raise
+        return functools.partial(
+            self._confirm, client, records, produced, outcome, deadline, cancel
+        )
+
+    def _confirm(  # noqa: PLR0917  (the state ``start`` left, bound by a partial)
+        self,
+        client: Producer,
+        records: Sequence[OutgoingRecord],
+        produced: int,
+        outcome: _BatchOutcome,
+        deadline: float,
+        cancel: threading.Event | None,
+    ) -> None:
+        """Steps 2 to 4 of ``start``."""
+        drained = False
+        while outcome.error is None and self._fatal is None and self._refused is None:
+            left = deadline - self._clock()
+            if left <= 0 or (cancel is not None and cancel.is_set()):
+                break
+            if client.flush(min(FLUSH_SLICE_S, left)) == 0:
+                drained = True
+                break
         # Step 3: the records librdkafka never took (the queue stayed full, or the records'
         # iteration stopped early: a lost lease, ``bridge.ha.fencing``) and those it still
         # holds (its queue length counts librdkafka's log lines too: served first, and not
@@ -281,7 +321,7 @@ class KafkaProducer:
         deadline: float,
         cancel: threading.Event | None,
     ) -> int:
-        """Step 1 of ``send_batch``. Headers go to librdkafka as a list (a tuple is refused),
+        """Step 1 of ``start``. Headers go to librdkafka as a list (a tuple is refused),
         made once for the records that share them (a snapshot entry's rows, a split message).
         Each record's first try is inline (a snapshot batch holds thousands); a full queue
         goes to ``_produce``, which waits for room. Returns how many records librdkafka took,

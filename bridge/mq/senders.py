@@ -25,9 +25,10 @@ class SenderFactory(Protocol):
     whole config, which holds the broker's settings). For example, a sender printing records::
 
         class PrintSender:
-            def send_batch(self, records, timeout_s=None, cancel=None) -> None:
+            def start(self, records, timeout_s=None, cancel=None) -> Confirm:
                 for record in records:
                     print(record.topic, record.partition, record.value)
+                return confirmed  # printed: nothing to wait for
 
             def close(self, timeout_s: float = 5.0) -> None:
                 pass

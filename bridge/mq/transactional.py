@@ -1,26 +1,29 @@
 """The exactly-once sender: each batch one Kafka transaction (``bridge.mq.exactly_once``).
 
-``TransactionalKafkaProducer`` is a ``KafkaProducer`` whose ``send_batch`` begins a
-transaction, produces and confirms the records as the at-least-once producer does, and commits;
-any failure aborts, so a batch is in Kafka whole or not at all, and the worker rolls it back
-and retries as canal does. The producer initialises transactions with the destination's
-``transactional.id`` when it is made, which fences the previous owner (a restarted or frozen
-process); a producer that finds itself fenced raises ``ProducerFenced`` and never writes again.
+``TransactionalKafkaProducer`` is a ``KafkaProducer`` whose ``start`` begins a transaction
+and produces the records as the at-least-once producer does, and whose confirm confirms them
+and commits; any failure aborts, so a batch is in Kafka whole or not at all, and the worker
+rolls it back and retries as canal does. The producer initialises transactions with the
+destination's ``transactional.id`` when it is made, which fences the previous owner (a
+restarted or frozen process); a producer that finds itself fenced raises ``ProducerFenced``
+and never writes again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from bridge.config import KafkaConfig
 from bridge.mq.exceptions import DeliveryFailed, MqError
-from bridge.mq.producer import KafkaProducer
+from bridge.mq.producer import Confirm, KafkaProducer, confirmed
 from bridge.mq.records import OutgoingRecord
 
 log = logging.getLogger(__name__)
@@ -82,22 +85,36 @@ class TransactionalKafkaProducer(KafkaProducer):
         self._settings.setdefault("transactional.id", self.transactional_id)
         return super()._new_client()
 
-    def send_batch(
+    def start(
         self,
         records: Sequence[OutgoingRecord],
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
-    ) -> None:
-        """Begin, produce and confirm ``records`` (``KafkaProducer.send_batch``), commit.
-        Nothing of a batch that raises is visible to read_committed consumers."""
+    ) -> Confirm:
+        """Begin and produce ``records`` (``KafkaProducer.start``); the returned confirm
+        confirms them and commits. Nothing of a batch that raises, here or in the confirm,
+        is visible to read_committed consumers."""
         if self._fenced is not None:
             raise self._fenced
         if not records:
-            return
+            return confirmed
         client = self._initialised()
         self._call(client.begin_transaction)
+        with self._aborting(client):
+            confirm = super().start(records, timeout_s, cancel)
+        return functools.partial(self._confirm_and_commit, client, confirm, records[0].topic)
+
+    def _confirm_and_commit(self, client: Producer, confirm: Confirm, topic: str) -> None:
+        with self._aborting(client):
+            confirm()
+        self._commit(client, topic)
+
+    @contextlib.contextmanager
+    def _aborting(self, client: Producer) -> Iterator[None]:
+        """Aborts the open transaction when the block raises (re-raised; a fenced producer
+        raises ``ProducerFenced`` instead)."""
         try:
-            super().send_batch(records, timeout_s, cancel)
+            yield
         except DeliveryFailed as exc:
             self._check_fenced(exc.code, exc.reason)
             self._abort(client)
@@ -105,7 +122,6 @@ class TransactionalKafkaProducer(KafkaProducer):
         except BaseException:
             self._abort(client)
             raise
-        self._commit(client, records[0].topic)
 
     def _commit(self, client: Producer, topic: str) -> None:
         """Commit; an abortable failure aborts and raises DeliveryFailed (the worker sends the

@@ -6,9 +6,10 @@ a time, and a failed batch is rolled back and sent again before anything after i
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import operator
-import queue
 import random
 import threading
 import time
@@ -24,7 +25,7 @@ from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
 from bridge.meta.base import MQ_CLIENT_ID
 from bridge.mq.exceptions import DeliveryCancelled, DeliveryFailed
-from bridge.mq.producer import RecordSender
+from bridge.mq.producer import Confirm, RecordSender
 from bridge.mq.records import BatchCursor, OutgoingRecord, RecordBuilder, RowsEncoder
 from bridge.position import EntryPosition, position_of
 
@@ -127,9 +128,10 @@ class MqWorker:
     2. Build the batch's records (``RecordBuilder``: one FlatMessage per rows event split by
        partition, DDL and oversize per policy). ``RecordTooLarge`` (oversize policy ``fail``)
        stops this destination: the batch is rolled back and the error raised, never retried.
-    3. Send the records on a sender thread and, while Kafka confirms them, get and build the
-       next batch; it is sent only once the previous one is confirmed and acked (so batches
-       still reach Kafka one at a time, in order). Once every delivery is confirmed, ack the
+    3. Start sending the records (the producer hands them to librdkafka, whose threads send
+       them) and, while Kafka confirms them, get and build the next batch; it is sent only
+       once the previous one is confirmed and acked (so batches still reach Kafka one at a
+       time, in order). Once every delivery is confirmed, ack the
        batch and reset the back-off. ``DeliveryFailed``: roll back (the failed batch and the
        one built after it), wait an exponential back-off with jitter, then get again, so the
        same data is produced again (at-least-once). A broker rejecting a record as too large
@@ -169,7 +171,6 @@ class MqWorker:
         # Batches got and neither acked nor rolled back, oldest first (at most two: the one
         # being sent and the one built meanwhile).
         self._outstanding: list[int] = []
-        self._sender = _Sender(producer, self.settings.send_timeout_s, self._stopping)
         self._sending: _Send | None = None  # the batch on its way to Kafka, not yet settled
         self._thread: threading.Thread | None = None
         self._last_log = clock()
@@ -277,7 +278,15 @@ class MqWorker:
                     self._progress, caught_up=False, pending_since_ms=first_time or None
                 )
             # Step 3
-            self._sending = self._sender.send(message, records)
+            self._sending = _Send(message, records, self._start(records))
+
+    def _start(self, records: Sequence[OutgoingRecord]) -> Confirm:
+        """The producer's ``start``; what it raises is raised where the batch is settled, as
+        a failure found while confirming would be."""
+        try:
+            return self._producer.start(records, self.settings.send_timeout_s, self._stopping)
+        except BaseException as exc:
+            return functools.partial(_raise, exc)
 
     def _settle(self) -> bool:
         """Wait for the batch being sent; ack it (True), or roll back what is outstanding
@@ -286,7 +295,7 @@ class MqWorker:
         assert sending is not None
         self._sending = None
         try:
-            sending.result()
+            sending.confirm()
         except DeliveryCancelled:
             return False  # Step 4: stopping; cleanup rolls the batches back
         except DeliveryFailed as exc:
@@ -332,9 +341,9 @@ class MqWorker:
     def _cleanup(self, *, failed: bool) -> None:
         if self._sending is not None:
             self._stopping.set()  # cancels the send (when the loop ended on an error)
-            self._sending.wait()
+            with contextlib.suppress(Exception):  # rolled back below, whatever happened
+                self._sending.confirm()
             self._sending = None
-        self._sender.close()
         if self._outstanding:
             batch_id = self._outstanding[0]  # rolling back the oldest drops every later one
             self._outstanding.clear()
@@ -372,11 +381,9 @@ class MqWorker:
     # --- progress -----------------------------------------------------------------------------
 
     def _acked(self, entries: Sequence[Entry], records: Sequence[OutgoingRecord]) -> None:
-        rows = sum(
-            len(e.row_change.row_datas)
-            for e in entries
-            if e.row_change is not None and not e.row_change.is_ddl
-        )
+        # A DDL's change has no rows; summed in C (a batch of one-row transactions holds
+        # a thousand entries).
+        rows = sum(map(len, map(_ROW_DATAS, filter(None, map(_ROW_CHANGE, entries)))))
         last = entries[-1] if entries else None
         dead_topic = self.settings.dead_letter_topic
         dead = sum(1 for r in records if r.topic == dead_topic) if dead_topic else 0
@@ -444,71 +451,17 @@ class MqWorker:
         return int(self._wall_clock() * 1000)
 
 
+@dataclass(frozen=True, slots=True)
 class _Send:
-    """One batch handed to the ``_Sender``; ``result()`` waits and raises what the send raised."""
+    """The batch on its way to Kafka: ``confirm`` waits for it and raises what failed."""
 
-    __slots__ = ("_done", "_error", "message", "records")
-
-    def __init__(self, message: Message, records: Sequence[OutgoingRecord]) -> None:
-        self.message = message
-        self.records = records
-        self._error: BaseException | None = None
-        self._done = threading.Event()
-
-    def finish(self, error: BaseException | None) -> None:
-        self._error = error
-        self._done.set()
-
-    def wait(self) -> None:
-        self._done.wait()
-
-    def result(self) -> None:
-        self.wait()
-        if self._error is not None:
-            raise self._error
+    message: Message
+    records: Sequence[OutgoingRecord]
+    confirm: Confirm
 
 
-class _Sender:
-    """The worker's sending thread: ``send_batch`` of one batch while the worker builds the
-    next. One thread for the worker's life, not one per batch: caught up with a busy source,
-    batches are small and many (about a thousand a second at 20,000 rows/s), and starting a
-    thread each cost about 15 % of a core (docs/benchmarks.md, twelfth session)."""
-
-    def __init__(
-        self, producer: RecordSender, timeout_s: float | None, cancel: threading.Event
-    ) -> None:
-        self._producer = producer
-        self._timeout_s = timeout_s
-        self._cancel = cancel
-        self._jobs: queue.SimpleQueue[_Send | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-
-    def send(self, message: Message, records: Sequence[OutgoingRecord]) -> _Send:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._run,
-                name=threading.current_thread().name,  # the destination, for log records
-                daemon=True,
-            )
-            self._thread.start()
-        job = _Send(message, records)
-        self._jobs.put(job)
-        return job
-
-    def close(self) -> None:
-        """Let the thread end once the batch it sends (if any) is settled."""
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread = None
-
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            try:
-                self._producer.send_batch(job.records, self._timeout_s, cancel=self._cancel)
-            except BaseException as exc:
-                job.finish(exc)
-            else:
-                job.finish(None)
+def _raise(exc: BaseException) -> None:
+    raise exc
 
 
 def _record_bytes(records: Sequence[OutgoingRecord]) -> int:
@@ -518,6 +471,7 @@ def _record_bytes(records: Sequence[OutgoingRecord]) -> int:
 
 
 _KEY, _VALUE = operator.attrgetter("key"), operator.attrgetter("value")
+_ROW_CHANGE, _ROW_DATAS = operator.attrgetter("row_change"), operator.attrgetter("row_datas")
 
 
 def build_worker(

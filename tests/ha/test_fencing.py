@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +24,8 @@ from bridge.ha import (
 from bridge.ha.fencing import IDLE_WAIT_FRACTION
 from bridge.instance.api import Message
 from bridge.meta import ClientIdentity
+from bridge.mq.exceptions import DeliveryCancelled
+from bridge.mq.producer import Confirm
 from bridge.mq.records import OutgoingRecord
 from tests.doubles import FakeHost, FakeSender
 from tests.ha.conftest import eventually
@@ -77,7 +80,7 @@ def test_owner_sends_and_acks_with_its_header(
     fence = ZkFence(session, layout)
     _own(session, layout, fence)
     service, sender = FakeService(), FakeSender()
-    FencedSender(sender, fence, D, "10.0.0.1:42").send_batch([RECORD])
+    FencedSender(sender, fence, D, "10.0.0.1:42").start([RECORD])()
     FencedService(service, fence).ack(CLIENT, 1)
     assert service.calls == ["ack 1"]
     assert sender.records[0].headers == (
@@ -109,7 +112,7 @@ def test_not_granted_is_refused_but_rollback_passes(
     for call in (
         lambda: fenced.get_without_ack(CLIENT, 10),
         lambda: fenced.ack(CLIENT, 1),
-        lambda: FencedSender(sender, fence, D, "a:1").send_batch([RECORD]),
+        lambda: FencedSender(sender, fence, D, "a:1").start([RECORD]),
     ):
         with pytest.raises(FencedOut, match="no longer owns"):
             call()
@@ -155,14 +158,12 @@ class FreezingSender(FakeSender):
         self.now, self.jump = now, jump
         self.purged = False
 
-    def send_batch(
+    def start(
         self,
         records: Sequence[OutgoingRecord],
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
-    ) -> None:
-        from bridge.mq.exceptions import DeliveryCancelled
-
+    ) -> Confirm:
         handed: list[OutgoingRecord] = []
         self.sent.append(handed)
         for index, record in enumerate(records):
@@ -170,6 +171,9 @@ class FreezingSender(FakeSender):
             if index == 0:
                 self.now[0] += self.jump
         assert cancel is not None
+        return functools.partial(self._confirm, records, cancel)
+
+    def _confirm(self, records: Sequence[OutgoingRecord], cancel: threading.Event) -> None:
         if len(self.records) < len(records) or cancel.is_set():
             self.purged = True
             raise DeliveryCancelled(records[0].topic, len(records) - len(self.records))
@@ -184,7 +188,7 @@ def test_frozen_mid_send_hands_nothing_more_over(
     _own(session, layout, fence, now[0])
     sender = FreezingSender(now, jump=fence.lease_s * 2)
     with pytest.raises(FencedOut, match="during a send"):
-        FencedSender(sender, fence, D, "a:1").send_batch([RECORD, RECORD, RECORD])
+        FencedSender(sender, fence, D, "a:1").start([RECORD, RECORD, RECORD])()
     assert len(sender.records) == 1 and sender.purged
 
 

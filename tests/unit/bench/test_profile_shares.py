@@ -20,7 +20,7 @@ def test_busy_samples_go_to_the_innermost_stage_and_waits_to_none(tmp_path: Path
                 "KafkaProducer._produce_all (bridge/mq/producer.py:298) 7",
                 f"{BRIDGE};MqWorker._loop (bridge/mq/worker.py:245);"
                 "Condition.wait (threading.py:331) 50",
-                f"{BRIDGE};KafkaProducer.send_batch (bridge/mq/producer.py:237) 40",
+                f"{BRIDGE};KafkaProducer._confirm (bridge/mq/producer.py:281) 40",
                 f"{CHILD};main (child.py:218);EventReader._fill (framing.py:100);"
                 "EntryEncoder.encode (wire.py:56) 3",
                 f"{CHILD};main (child.py:218);helper (child.py:9) 2",

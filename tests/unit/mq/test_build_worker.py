@@ -11,7 +11,7 @@ from bridge.ha import FencedOutlets, FencedSender, FencedService, ZkFence, ZkLay
 from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
 from bridge.mq.formats import rows_encoder
-from bridge.mq.producer import KafkaProducer, RecordSender
+from bridge.mq.producer import Confirm, KafkaProducer, RecordSender, confirmed
 from bridge.mq.records import OutgoingRecord
 from bridge.mq.senders import SENDERS, KafkaSenders, sender_factory
 from bridge.mq.worker import build_worker
@@ -57,13 +57,13 @@ class QuietSender:
     def __init__(self) -> None:
         self.closed = threading.Event()
 
-    def send_batch(
+    def start(
         self,
         records: Sequence[OutgoingRecord],
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
-    ) -> None:
-        pass
+    ) -> Confirm:
+        return confirmed
 
     def close(self, timeout_s: float = 5.0) -> None:
         self.closed.set()
@@ -106,7 +106,7 @@ class RecordingGuard:
         guard = self
 
         class Wrapped:
-            send_batch = sender.send_batch
+            start = sender.start
 
             def close(self, timeout_s: float = 5.0) -> None:
                 guard.used.append(f"sender of {destination}")

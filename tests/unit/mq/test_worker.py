@@ -358,19 +358,15 @@ def test_thread_lifecycle_and_stop_within_a_bound(make: EntryMaker) -> None:
     assert sender.closed
 
 
-def test_one_sending_thread_serves_every_batch_and_ends_with_the_worker(
-    make: EntryMaker,
-) -> None:
+def test_batches_are_handed_over_on_the_workers_own_thread(make: EntryMaker) -> None:
     h = Harness([transaction(make, str(n)) for n in range(1, 5)])
     senders: list[threading.Thread] = []
     h.sender.on_send = lambda records: senders.append(threading.current_thread())
+    threads_before = threading.active_count()
     h.worker.run()
     assert h.service.count("ack") == 4
-    assert len(senders) == 4
-    assert len(set(senders)) == 1, "a thread per batch"
-    assert senders[0] is not threading.current_thread(), "sent while the next was built"
-    senders[0].join(2)
-    assert not senders[0].is_alive(), "the sending thread outlived its worker"
+    assert senders == [threading.current_thread()] * 4, "a sending thread"
+    assert threading.active_count() == threads_before
 
 
 def test_thread_keeps_the_error_that_stopped_it(make: EntryMaker) -> None:
