@@ -52,6 +52,8 @@ class FlatMessageEncoder:
     """canal's FlatMessage records in pure Python: one message per rows event or DDL, split by
     partition (partition hash) and, by the oversize policy, by size."""
 
+    rows_only = True  # transaction markers and heartbeats make no FlatMessage
+
     def __init__(
         self,
         placement: Placement,

@@ -108,6 +108,10 @@ class KeyChangeSplitter:
     def finish(self, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
         return self.encoder.finish(batch_id, ts)
 
+    @property
+    def rows_only(self) -> bool:
+        return self.encoder.rows_only
+
     def ahead(self) -> AheadEncoding | None:
         """None: the split reads row images, so rows must reach the instance's process (it is
         installed only where partitions are hashed, where the FlatMessage encoders decline to

@@ -62,6 +62,8 @@ class ProtobufMessageEncoder:
     """canal's protobuf records: entries are gathered per topic and partition as the batch is
     encoded (``encode`` returns nothing) and written when it ends (``finish``)."""
 
+    rows_only = False  # canal's Message carries the transaction markers too
+
     def __init__(
         self,
         placement: Placement,

@@ -110,6 +110,8 @@ class RowsEncoder(Protocol):
             def ahead(self) -> AheadEncoding | None:
                 return None
 
+            rows_only = True  # encode makes nothing of an entry without a row change
+
         ENCODERS["sql"] = lambda mq, placement, compiled: SqlEncoder(placement)
     """
 
@@ -128,6 +130,13 @@ class RowsEncoder(Protocol):
     def ahead(self) -> AheadEncoding | None:
         """How the binlog reader's process may encode rows events ahead of their batch, or
         None when it must send rows (the instance may still decline: a field filter)."""
+        ...
+
+    @property
+    def rows_only(self) -> bool:
+        """Whether ``encode`` makes nothing of an entry without a row change (transaction
+        markers, heartbeats): the builder then never hands one over. They are two thirds of
+        the entries of one-row transactions."""
         ...
 
 
@@ -228,6 +237,8 @@ class RecordBuilder:
         cursor_record = None
         if self.cursor is not None:
             entries, cursor_record = self.cursor.batch(batch_id, entries)
+        if self.encoder.rows_only:
+            entries = [entry for entry in entries if entry.row_change is not None]
         for entry in entries:
             if type(entry.header) is SnapshotHeader:
                 for row in rows_apart(entry):

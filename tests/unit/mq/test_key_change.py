@@ -291,6 +291,8 @@ def test_split_is_installed_for_every_format_only_where_it_can_apply() -> None:
 class RecordingEncoder:
     """A stand-in format: remembers the entries it is given, writes one record per entry."""
 
+    rows_only = False
+
     def __init__(self) -> None:
         self.seen: list[Entry] = []
 

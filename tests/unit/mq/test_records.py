@@ -9,11 +9,11 @@ import pytest
 
 from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.config.rules import DdlPolicy, OversizePolicy, RuleSyntaxError
-from bridge.entry import EventType, RowData
+from bridge.entry import Entry, EntryType, EventType, RowData
 from bridge.mq.exceptions import RecordTooLarge
 from bridge.mq.flat_encoder import FlatMessageEncoder
 from bridge.mq.flat_message import build_flat_messages, message_key
-from bridge.mq.records import Placement, RecordBuilder
+from bridge.mq.records import OutgoingRecord, Placement, RecordBuilder
 from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 from tests.unit.mq.conftest import EntryMaker
 
@@ -51,6 +51,32 @@ def test_static_topic_record(make: EntryMaker) -> None:
         ("binlog.server_id", b"1"),
         ("binlog.gtid", b"u:1-9"),
     )
+
+
+class SeenEncoder:
+    """A stand-in format noting the entries it is handed; ``rows_only`` as it is told."""
+
+    def __init__(self, rows_only: bool) -> None:
+        self.rows_only = rows_only
+        self.seen: list[EntryType] = []
+
+    def encode(self, entry: Entry, batch_id: int, ts: int) -> list[OutgoingRecord]:
+        self.seen.append(entry.entry_type)
+        return []
+
+    def finish(self, batch_id: int, ts: int) -> list[OutgoingRecord]:
+        return []
+
+    def ahead(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("rows_only", [True, False])
+def test_markers_reach_only_an_encoder_that_reads_them(make: EntryMaker, rows_only: bool) -> None:
+    encoder = SeenEncoder(rows_only)
+    RecordBuilder(encoder).build([make.begin(), make.insert("1"), make.end()], 1, TS)
+    everything = [EntryType.TRANSACTIONBEGIN, EntryType.ROWDATA, EntryType.TRANSACTIONEND]
+    assert encoder.seen == ([EntryType.ROWDATA] if rows_only else everything)
 
 
 def test_gtid_header_left_out_when_unknown(make: EntryMaker) -> None:
