@@ -31,7 +31,7 @@ import pickle
 import subprocess
 import sys
 import threading
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 
 from bridge import childproc
@@ -47,6 +47,9 @@ from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import EntryDecoder, EntryEncoder, FlatEntry
 from bridge.position import EntryPosition
 
+# While the source's bytes keep coming, a frame holds at most what this many reads brought
+# (each at most framing.READ_SIZE, or one larger event): about a megabyte of binlog.
+READS_PER_FRAME = 16
 _BATCH = b"b"
 _CAUGHT_UP = b"w"  # a batch, after which the child waits for the source
 
@@ -186,6 +189,38 @@ def full_frames(batch: list[Entry | FlatEntry]) -> Iterator[list[Entry | FlatEnt
         yield frame
 
 
+class FrameBatcher:
+    """The child's entries on their way to the instance, and when they go as a frame
+    (``send(entries, source_waits)``): ``GROUP_ENTRIES`` of them as soon as they are there;
+    the rest before a read of the source that would wait (they are due), or, while bytes keep
+    coming, after ``READS_PER_FRAME`` reads, which bounds what the instance decodes at once
+    (test_huge_transaction). A frame per read made frames of some 50 one-row transactions,
+    and the instance's work per frame came to a microsecond per row."""
+
+    def __init__(self, send: Callable[[list[Entry | FlatEntry], bool], None]) -> None:
+        self._send = send
+        self._batch: list[Entry | FlatEntry] = []
+        self._reads = 0  # reads of the source since the last flush
+
+    def add(self, group: Sequence[Entry | FlatEntry]) -> None:
+        self._batch += group
+        for frame in full_frames(self._batch):
+            self._send(frame, False)
+
+    def before_read(self, source_waits: bool) -> None:
+        """The parser's ``before_read``: called before each read of the source."""
+        self._reads += 1
+        if source_waits or self._reads > READS_PER_FRAME:
+            self.flush(source_waits)
+
+    def flush(self, source_waits: bool = True) -> None:
+        """Send what is held (the end of the stream, or its failure, counts as waiting)."""
+        self._reads = 0
+        if self._batch:
+            self._send(self._batch, source_waits)
+            self._batch = []
+
+
 def _failed(text: str) -> ParserProcessFailed:
     return ParserProcessFailed(f"the binlog reader process failed: {text}")
 
@@ -201,7 +236,6 @@ def main() -> int:
     tune_garbage_collector()
     threading.current_thread().name = f"parser-{spec.destination}"
     encoder = EntryEncoder(spec.encode_ahead)
-    batch: list[Entry | FlatEntry] = []
 
     def send(entries: list[Entry | FlatEntry], source_waits: bool) -> None:
         kind = _CAUGHT_UP if source_waits else _BATCH
@@ -212,32 +246,21 @@ def main() -> int:
             # would look like a lost source connection and be retried.
             os._exit(0)
 
-    def flush(source_waits: bool = True) -> None:
-        if batch:
-            send(batch, source_waits)
-            batch.clear()
-
-    def before_read(source_waits: bool) -> None:
-        # Also when bytes wait: a frame then holds at most one read (framing.READ_SIZE) of
-        # binlog, which bounds what the instance decodes at once (test_huge_transaction).
-        flush(source_waits)
-
+    batcher = FrameBatcher(send)
     parser = BinlogParser(
         spec.source,
         time_zone=spec.time_zone,
         heartbeat_period_s=spec.heartbeat_period_s,
-        before_read=before_read,
+        before_read=batcher.before_read,
         values=spec.values,
         encode_event=spec.encode_event,
     )
     try:
         for group in parser.flat_batches(spec.start):
-            batch += group
-            for frame in full_frames(batch):
-                send(frame, source_waits=False)
-        flush()
+            batcher.add(group)
+        batcher.flush()
     except BaseException as exc:
-        flush()  # what was read before the failure, as the parser yielded it
+        batcher.flush()  # what was read before the failure, as the parser yielded it
         try:
             childproc.write_error(frames, exc)
         except BrokenPipeError:

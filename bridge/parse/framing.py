@@ -27,7 +27,12 @@ from bridge import native
 from bridge.parse.events import CHECKSUM_SIZE, HEADER
 
 MAX_PACKET = 0xFFFFFF
-READ_SIZE = 1 << 20
+# The most one read of the socket asks for (more only for an event larger than that). Below
+# glibc's mmap threshold (128 KiB), a read's buffer comes from the heap: a 1 MiB buffer was
+# mapped, shrunk and unmapped on every read (reads return what the socket holds, a few tens of
+# KiB), three system calls and page faults per read, half a microsecond per row of one-row
+# transactions (docs/benchmarks.md, eighteenth session).
+READ_SIZE = 1 << 16
 
 
 class RawEvent:
