@@ -143,8 +143,8 @@ class FlatMessageEncoder:
 class RenderedRows:
     """The rows of one rows event written as FlatMessage JSON and record key by the binlog
     reader's process (``render_rows``); an ``EncodedRows``. The JSON lacks the batch ``id``
-    and build ``ts``, known only when a batch is built: ``finish`` puts them in. Fields in the
-    order ``rows_record_parts`` returns them."""
+    and build ``ts``, known only when a batch is built: the record's value is then ``head +
+    id + middle + ts + tail``. Fields in the order ``rows_record_parts`` returns them."""
 
     count: int
     head: bytes
@@ -154,10 +154,6 @@ class RenderedRows:
 
     def __len__(self) -> int:
         return self.count
-
-    def finish(self, batch_id: bytes, ts: bytes) -> bytes:
-        """The record value, given the batch id and build time as JSON numbers."""
-        return b"".join((self.head, batch_id, self.middle, ts, self.tail))
 
 
 @value_class
@@ -316,11 +312,12 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         """The record of rows the binlog reader process rendered: only the batch id and build
         time are put in. It renders only where the partition does not depend on the rows and
         far below the size limit, so neither can fail here."""
-        database, table = header.schema_name, header.table_name
-        route = self.placement.route(database, table)
-        value = rows.finish(*self._texts(batch_id, ts))
+        placement = self.placement
+        route = placement.route(header.schema_name, header.table_name)
+        id_text, ts_text = self._texts(batch_id, ts)
+        value = b"".join((rows.head, id_text, rows.middle, ts_text, rows.tail))
         headers = binlog_headers(header)
-        if route is None or not self.placement.fits(value, rows.key, header, headers):
+        if route is None or not placement.fits(value, rows.key, header, headers):
             raise _misfit(header, route is None)
         return OutgoingRecord(route[0], route[1], rows.key, value, headers)
 
