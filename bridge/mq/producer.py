@@ -213,15 +213,6 @@ class KafkaProducer:
 
     # --- sending ------------------------------------------------------------------------------
 
-    def send_batch(
-        self,
-        records: Sequence[OutgoingRecord],
-        timeout_s: float | None = None,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        """``start`` and confirm: returns once Kafka confirmed every record."""
-        self.start(records, timeout_s, cancel)()
-
     def start(
         self,
         records: Sequence[OutgoingRecord],

@@ -131,7 +131,7 @@ def cursor_at(offset: int) -> LogPosition:
 # --- one batch, one transaction ---------------------------------------------------------------
 
 
-def test_a_batch_to_several_topics_is_visible_whole_once_send_batch_returns(
+def test_a_batch_to_several_topics_is_visible_whole_once_it_is_confirmed(
     kafka_bootstrap: str, closing: list[KafkaProducer]
 ) -> None:
     data = create_topic(kafka_bootstrap, unique("data"), partitions=3)
@@ -150,7 +150,7 @@ def test_a_batch_to_several_topics_is_visible_whole_once_send_batch_returns(
     for topic in (data, dead_letter, ddl, offsets):  # nothing before the batch
         assert read(kafka_bootstrap, topic, "read_uncommitted") == []
 
-    producer.send_batch(batch)
+    producer.start(batch)()
 
     for topic in (data, dead_letter, ddl, offsets):
         expected = [s for s in as_seen(batch) if s.topic == topic]
@@ -183,7 +183,7 @@ def test_a_batch_failing_part_way_is_aborted_whole(
     producer = transactional(kafka_bootstrap, unique("tid"))
     closing.append(producer)
     with pytest.raises(BrokerRejectedTooLarge):
-        producer.send_batch(batch)
+        producer.start(batch)()
 
     written = [s for s in as_seen(batch) if s.value != batch[-1].value]
     uncommitted = [s for topic in topics for s in read(kafka_bootstrap, topic, "read_uncommitted")]
@@ -193,7 +193,7 @@ def test_a_batch_failing_part_way_is_aborted_whole(
 
     # The producer goes on: the next batch commits, and only it is visible.
     retry = [record(topics[0], "row-3", 0)]
-    producer.send_batch(retry)
+    producer.start(retry)()
     assert read(kafka_bootstrap, topics[0], "read_committed") == as_seen(retry)
 
 
@@ -205,7 +205,7 @@ def test_the_at_least_once_producer_leaves_the_first_records_of_a_failed_batch(
     producer = KafkaProducer(KafkaConfig(bootstrap_servers=kafka_bootstrap))
     closing.append(producer)
     with pytest.raises(BrokerRejectedTooLarge):
-        producer.send_batch(batch)
+        producer.start(batch)()
     visible = [s for topic in topics for s in read(kafka_bootstrap, topic, "read_committed")]
     assert sorted(visible, key=repr) == sorted(as_seen(batch[:-1]), key=repr)
 
@@ -223,7 +223,7 @@ def test_a_record_over_the_producers_limit_aborts_what_was_delivered_before_it(
     closing.append(producer)
     early = [record(data, f"row-{i:02d}", size=1000) for i in range(12)]
     with pytest.raises(RecordTooLarge) as failed:
-        producer.send_batch([*early, record(data, "huge", size=2 * LIMIT)])
+        producer.start([*early, record(data, "huge", size=2 * LIMIT)])()
     assert not isinstance(failed.value, BrokerRejectedTooLarge)
     assert "librdkafka message.max.bytes" in str(failed.value)
     in_log = read(kafka_bootstrap, data, "read_uncommitted")
@@ -241,19 +241,19 @@ def test_a_second_producer_with_the_same_id_fences_the_first_for_good(
     tid = unique("tid")
     first = transactional(kafka_bootstrap, tid)
     closing.append(first)
-    first.send_batch([record(topic, "first-1")])
+    first.start([record(topic, "first-1")])()
 
     second = transactional(kafka_bootstrap, tid)  # init_transactions fences the first
     closing.append(second)
     with pytest.raises(ProducerFenced) as fenced:
-        first.send_batch([record(topic, "zombie-1")])
+        first.start([record(topic, "zombie-1")])()
     assert fenced.value.transactional_id == tid
     with pytest.raises(ProducerFenced):
-        first.send_batch([record(topic, "zombie-2")])
+        first.start([record(topic, "zombie-2")])()
     with pytest.raises(ProducerFenced):
-        first.send_batch([])  # not even an empty batch passes
+        first.start([])()  # not even an empty batch passes
 
-    second.send_batch([record(topic, "second-1")])
+    second.start([record(topic, "second-1")])()
     assert [s.key for s in read(kafka_bootstrap, topic, "read_committed")] == [
         b"first-1",
         b"second-1",
@@ -275,7 +275,7 @@ def test_a_new_producer_aborts_the_open_transaction_of_the_one_it_fences(
 
     successor = transactional(kafka_bootstrap, tid)
     try:
-        successor.send_batch([record(topic, "successor")])
+        successor.start([record(topic, "successor")])()
     finally:
         successor.close()
     assert [s.key for s in read(kafka_bootstrap, topic, "read_committed")] == [b"successor"]
@@ -344,9 +344,9 @@ def test_read_committed_cursor_takes_the_destinations_last_committed_record(
 
     producer = transactional(kafka_bootstrap, unique("tid"))
     closing.append(producer)
-    producer.send_batch([cursor_record("d1", CommittedCursor(cursor_at(100)))])
-    producer.send_batch([cursor_record("d1", CommittedCursor(cursor_at(200), 3))])
-    producer.send_batch([cursor_record("d2", CommittedCursor(cursor_at(900)))])
+    producer.start([cursor_record("d1", CommittedCursor(cursor_at(100)))])()
+    producer.start([cursor_record("d1", CommittedCursor(cursor_at(200), 3))])()
+    producer.start([cursor_record("d2", CommittedCursor(cursor_at(900)))])()
     # An aborted transaction: its newer cursor for d1 is in the log, never committed.
     aborting = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": unique("tid")})
     aborting.init_transactions(30)
@@ -362,7 +362,7 @@ def test_read_committed_cursor_takes_the_destinations_last_committed_record(
     assert read_committed_cursor(kafka, offsets, "d2") == CommittedCursor(cursor_at(900))
     assert read_committed_cursor(kafka, offsets, "d3") == CommittedCursor(None)
 
-    producer.send_batch([OutgoingRecord(offsets, 0, b"d1", b'{"cursor": "garbage"', ())])
+    producer.start([OutgoingRecord(offsets, 0, b"d1", b'{"cursor": "garbage"', ())])()
     with pytest.raises(OffsetsTopicError) as damaged:
         read_committed_cursor(kafka, offsets, "d1")
     assert f"the committed cursor at {offsets}[0]@" in str(damaged.value)

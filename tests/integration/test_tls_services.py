@@ -196,7 +196,7 @@ def test_check_names_the_ca_key_for_a_wrong_ca(
 def _send(kafka: dict[str, Any], topic: str) -> None:
     producer = KafkaProducer(KafkaConfig(**kafka))
     try:
-        producer.send_batch([OutgoingRecord(topic, 0, b"k", b"{}", ())])
+        producer.start([OutgoingRecord(topic, 0, b"k", b"{}", ())])()
     finally:
         producer.close(0)
 

@@ -134,11 +134,11 @@ def test_the_probe_does_not_fence_the_running_bridge(kafka_bootstrap: str) -> No
     )
     running = TransactionalKafkaProducer(config.kafka, transactional_id=transactional_id(name))
     try:
-        running.send_batch([OutgoingRecord(topic, 0, b"k", b"before", ())])
+        running.start([OutgoingRecord(topic, 0, b"k", b"before", ())])()
         rows = _rows(check_exactly_once(config))
         assert rows[(name, "transactions")][0] == "PASS"
         # The bridge's producer was not fenced: its next transaction commits.
-        running.send_batch([OutgoingRecord(topic, 0, b"k", b"after", ())])
+        running.start([OutgoingRecord(topic, 0, b"k", b"after", ())])()
     finally:
         running.close()
 

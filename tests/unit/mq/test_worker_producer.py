@@ -72,7 +72,7 @@ def test_user_message_timeout_is_kept() -> None:
 
 def test_record_over_librdkafkas_limit_is_record_too_large(producer: KafkaProducer) -> None:
     with pytest.raises(RecordTooLarge, match=r"librdkafka message\.max\.bytes") as caught:
-        producer.send_batch([record(), record(5000)], timeout_s=5)
+        producer.start([record(), record(5000)], timeout_s=5)()
     assert not isinstance(caught.value, BrokerRejectedTooLarge)
     assert (caught.value.size, caught.value.limit) == (5001, 2000)
     assert producer._client is not None
@@ -83,7 +83,7 @@ def test_record_over_librdkafkas_limit_is_record_too_large(producer: KafkaProduc
 def test_deadline_with_records_unconfirmed_fails_and_purges(producer: KafkaProducer) -> None:
     started = time.monotonic()
     with pytest.raises(DeliveryFailed) as caught:
-        producer.send_batch([record(), record()], timeout_s=0.5)
+        producer.start([record(), record()], timeout_s=0.5)()
     assert caught.value.code == "_TIMED_OUT"
     assert time.monotonic() - started < 2
     assert producer._client is not None
@@ -95,7 +95,7 @@ def test_message_timeout_is_reported_as_delivery_failed() -> None:
     made = KafkaProducer(config(**{"message.timeout.ms": 300}))
     try:
         with pytest.raises(DeliveryFailed) as caught:
-            made.send_batch([record()])
+            made.start([record()])()
         assert caught.value.code == "_MSG_TIMED_OUT"
         assert not caught.value.fatal
     finally:
@@ -107,7 +107,7 @@ def test_cancel_abandons_the_batch_quickly(producer: KafkaProducer) -> None:
     threading.Timer(0.3, cancel.set).start()
     started = time.monotonic()
     with pytest.raises(DeliveryCancelled):
-        producer.send_batch([record()], timeout_s=30, cancel=cancel)
+        producer.start([record()], timeout_s=30, cancel=cancel)()
     assert time.monotonic() - started < 1.5
 
 
@@ -134,7 +134,7 @@ def test_records_never_handed_over_are_not_confirmed(
         cancel.set()
     batch = _HandedOverUntil([record(), record()], handed=0)
     with pytest.raises(DeliveryCancelled if cancelled else DeliveryFailed):
-        producer.send_batch(batch, timeout_s=5, cancel=cancel)
+        producer.start(batch, timeout_s=5, cancel=cancel)()
 
 
 @pytest.mark.timeout(10)
@@ -142,7 +142,7 @@ def test_empty_batch_returns_at_once(producer: KafkaProducer) -> None:
     """With no broker listening, any record or flush would wait for the message timeout
     (35 s, beyond the 10 s bound) and then fail; an empty batch must do neither."""
     assert producer.default_timeout_s > 10
-    assert producer.send_batch([], timeout_s=None) is None  # type: ignore[func-returns-value]
+    assert producer.start([], timeout_s=None)() is None  # type: ignore[func-returns-value]
 
 
 def test_bad_setting_is_reported_without_secrets() -> None:
@@ -183,7 +183,7 @@ def test_broker_down_is_logged_once_per_interval(caplog: pytest.LogCaptureFixtur
             caplog.at_level(logging.DEBUG, logger="bridge.mq.producer"),
             pytest.raises(DeliveryFailed),
         ):
-            made.send_batch([record()])
+            made.start([record()])()
     finally:
         made.close(0)
     errors = [r for r in caplog.records if r.getMessage().startswith("Kafka producer error")]
