@@ -12,10 +12,12 @@ round, ``verify`` on every send and ack. Checks, all raising ``FencedOut``:
   expired lease, since the monotonic clock kept running.
 * ``verify`` (one ZooKeeper read): ``check``, then the running node exists and its
   ``ephemeralOwner`` is our session. Done before every send and every ack.
-* during a send, the producer's cancel flag reads as set once the lease runs out, and the
-  records are handed over one by one only while it holds: a process frozen in the middle of a
-  send wakes up, stops handing records over, purges those still queued in librdkafka and fails
-  the send with ``FencedOut``.
+* while a batch is handed over and while its delivery is confirmed, the producer's cancel
+  flag reads as set once the lease runs out, and the records are handed over one by one only
+  while it holds: a process frozen in the middle of a send wakes up, stops handing records
+  over, purges those still queued in librdkafka and fails the send with ``FencedOut``. (In
+  between, the worker gets and builds the next batch without waiting, and confirms at once
+  when nothing is there.)
 
 The worker itself is unchanged: ``FencedService`` wraps the get/ack API it uses and
 ``FencedSender`` its producer. ``FencedOut`` ends the worker like any other error; the

@@ -86,8 +86,9 @@ class RecordSender(Protocol):
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
     ) -> Confirm:
-        """Raises what it finds before any record is handed over (RecordTooLarge,
-        DeliveryFailed); everything else is raised by the confirm."""
+        """Raises what refuses a record while they are handed over (RecordTooLarge by the
+        client's own limit, DeliveryFailed; the records before it may be on their way, and
+        the worker rolls the batch back); what Kafka reports is raised by the confirm."""
         ...
 
     def close(self, timeout_s: float = 5.0) -> None: ...
@@ -219,7 +220,8 @@ class KafkaProducer:
         timeout_s: float | None = None,
         cancel: threading.Event | None = None,
     ) -> Confirm:
-        """Produce ``records`` in order (step 1); the returned confirm does steps 2 to 4.
+        """Produce ``records`` in order (step 1, raising librdkafka's refusal of a record at
+        once); the returned confirm does steps 2 to 4.
 
         1. Produce each record to its partition; when librdkafka's queue is full
            (BufferError), serve delivery reports with poll() and try again.

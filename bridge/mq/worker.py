@@ -129,9 +129,10 @@ class MqWorker:
        partition, DDL and oversize per policy). ``RecordTooLarge`` (oversize policy ``fail``)
        stops this destination: the batch is rolled back and the error raised, never retried.
     3. Start sending the records (the producer hands them to librdkafka, whose threads send
-       them) and, while Kafka confirms them, get and build the next batch; it is sent only
-       once the previous one is confirmed and acked (so batches still reach Kafka one at a
-       time, in order). Once every delivery is confirmed, ack the
+       them) and, while Kafka confirms them, get what is there now (no waiting: that would
+       delay the confirmation) and build it; it is sent only once the previous batch is
+       confirmed and acked (so batches still reach Kafka one at a time, in order). With
+       nothing there, confirm at once. Once every delivery is confirmed, ack the
        batch and reset the back-off. ``DeliveryFailed``: roll back (the failed batch and the
        one built after it), wait an exponential back-off with jitter, then get again, so the
        same data is produced again (at-least-once). A broker rejecting a record as too large
@@ -245,17 +246,20 @@ class MqWorker:
         log.info("MQ worker of %s started", self.client.destination)
         while not self._stopping.is_set():
             started = self._beat = self._clock()
+            idle = self._sending is None
             message = self._service.get_without_ack(
                 self.client,
                 self.settings.batch_size,
-                self.settings.get_timeout_s,
-                # With a batch in flight, an empty get must return soon to settle it.
-                idle_wait_s=self.settings.idle_wait_s if self._sending is None else None,
+                # With a batch in flight, what is there now: waiting for more would hold back
+                # its confirmation (and, delivering exactly once, its commit).
+                self.settings.get_timeout_s if idle else None,
+                idle_wait_s=self.settings.idle_wait_s if idle else None,
             )
             self._beat = self._clock()
             self._log_progress_now_and_then()
             if message.batch_id == -1:  # canal's empty message: nothing was there
-                if self._sending is not None and not self._settle():
+                if not idle:
+                    self._settle()  # the next get waits for entries: nothing to pace
                     continue
                 self._update(caught_up=True)
                 self._pace(started)
@@ -341,7 +345,9 @@ class MqWorker:
     def _cleanup(self, *, failed: bool) -> None:
         if self._sending is not None:
             self._stopping.set()  # cancels the send (when the loop ended on an error)
-            with contextlib.suppress(Exception):  # rolled back below, whatever happened
+            # Rolled back below, whatever the confirm raises (as the sending thread's errors
+            # were never raised here).
+            with contextlib.suppress(BaseException):
                 self._sending.confirm()
             self._sending = None
         if self._outstanding:
