@@ -28,7 +28,7 @@ from bridge.entry import ROWDATA, TRANSACTION_BEGIN, TRANSACTION_END, Entry, Ent
 from bridge.position import LogIdentity
 from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
-from bridge.store import Event, EventStore
+from bridge.store import EventStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class EntrySink:
         self.options = options or SinkOptions()
         self._running = False
         self._lock = threading.Lock()
-        self._held_begin: Event | None = None
+        self._held_begin: Entry | None = None
         self._rows_stored = False
         self._empty_count = 0
         self._empty_last_ms: int | None = None
@@ -81,10 +81,10 @@ class EntrySink:
         with self._lock:
             if not self._running:
                 raise SinkStopped()
-            events = self._select(entries, identity)
-            if events:
-                self._put(events)
-            return len(events)
+            selected = self._select(entries)
+            if selected:
+                self._put(identity, selected)
+            return len(selected)
 
     def put_snapshot(self, entries: Sequence[Entry], identity: LogIdentity) -> None:
         """Put a snapshot chunk (bridge.snapshot.handoff) as it is, between two transactions:
@@ -94,22 +94,24 @@ class EntrySink:
         with self._lock:
             if not self._running:
                 raise SinkStopped()
-            events = [
-                Event(identity, self.field_filter.apply(entry))
+            kept = [
+                self.field_filter.apply(entry)
                 if self.field_filter is not None and entry.entry_type is EntryType.ROWDATA
-                else Event(identity, entry)
+                else entry
                 for entry in entries
             ]
             piece = max(1, self._store.capacity_items // 2)
-            for i in range(0, len(events), piece):
-                self._put(events[i : i + piece])
+            for i in range(0, len(kept), piece):
+                self._put(identity, kept[i : i + piece])
 
-    def _select(self, entries: Sequence[Entry], identity: LogIdentity) -> list[Event]:
-        out: list[Event] = []
+    def _select(self, entries: Sequence[Entry]) -> list[Entry]:
+        """The entries to store (a held BEGIN goes with its transaction's first row, which
+        comes from the same source: the parser restarts at a transaction boundary)."""
+        out: list[Entry] = []
         for entry in entries:
             kind = entry.entry_type
             if kind is TRANSACTION_BEGIN:
-                self._held_begin = Event(identity, entry)
+                self._held_begin = entry
                 self._rows_stored = False
             elif kind is ROWDATA:
                 if not self._accepts(entry):
@@ -117,14 +119,13 @@ class EntrySink:
                 if self._held_begin is not None:
                     out.append(self._held_begin)
                     self._held_begin = None
-                kept = entry if self.field_filter is None else self.field_filter.apply(entry)
-                out.append(Event(identity, kept))
+                out.append(entry if self.field_filter is None else self.field_filter.apply(entry))
                 self._rows_stored = True
             elif kind is TRANSACTION_END:
                 if self._rows_stored or self._pass_empty(entry):
                     if self._held_begin is not None:
                         out.append(self._held_begin)
-                    out.append(Event(identity, entry))
+                    out.append(entry)
                 self._held_begin = None
                 self._rows_stored = False
         return out
@@ -152,9 +153,9 @@ class EntrySink:
             return True
         return False
 
-    def _put(self, events: list[Event]) -> None:
-        """Block until the store takes ``events`` (backpressure), or until ``stop()``."""
+    def _put(self, identity: LogIdentity, entries: list[Entry]) -> None:
+        """Block until the store takes ``entries`` (backpressure), or until ``stop()``."""
         while self._running:
-            if self._store.put(events, timeout=self.options.put_poll_seconds):
+            if self._store.put(identity, entries, timeout=self.options.put_poll_seconds):
                 return
         raise SinkStopped()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -15,11 +14,8 @@ from bridge.position import (
     LogPosition,
     PositionRange,
     SnapshotHeader,
-    is_ack_point,
     position_of,
 )
-
-_ENTRY = operator.attrgetter("entry")
 
 
 class BatchMode(Enum):
@@ -42,7 +38,8 @@ def batch_items(entry: Entry) -> int:
 
 @value_class
 class Event:
-    """An entry with the source it was read from (canal's store Event)."""
+    """An entry with the source it was read from (canal's store Event). The store keeps the
+    two side by side, per slot, and makes an Event only for the positions it reports."""
 
     identity: LogIdentity
     entry: Entry
@@ -51,39 +48,31 @@ class Event:
         """Where the entry starts, tagged with its source (canal's createPosition)."""
         return LogPosition(self.identity, position_of(self.entry).with_included(included))
 
-    @property
-    def is_ack_point(self) -> bool:
-        """Whether resuming right after this entry starts on a transaction boundary."""
-        return is_ack_point(self.entry)
-
 
 @dataclass(frozen=True, slots=True)
 class Events:
     """One batch handed out by ``get``.
 
     ``first_sequence``/``last_sequence`` are the store's sequence numbers of the first and last
-    event; acking ``last_sequence`` is exact even when two entries share a binlog position.
+    entry; acking ``last_sequence`` is exact even when two entries share a binlog position.
     For an empty batch ``range`` is ``None`` and ``last_sequence == first_sequence - 1``.
+    ``range`` holds the positions with their sources.
     """
 
-    events: tuple[Event, ...]
+    entries: tuple[Entry, ...]
     range: PositionRange | None
     first_sequence: int
     last_sequence: int
 
     @property
-    def entries(self) -> tuple[Entry, ...]:
-        return tuple(map(_ENTRY, self.events))  # in C: a batch holds a thousand
-
-    @property
     def mem_size(self) -> int:
-        return sum(event.entry.mem_size for event in self.events)
+        return sum(entry.mem_size for entry in self.entries)
 
     def __len__(self) -> int:
-        return len(self.events)
+        return len(self.entries)
 
     def __bool__(self) -> bool:
-        return bool(self.events)
+        return bool(self.entries)
 
 
 class EventStore(Protocol):
@@ -107,10 +96,13 @@ class EventStore(Protocol):
         batch is refused): a producer with more to put at once (a snapshot chunk) splits it."""
         ...
 
-    def put(self, events: Sequence[Event], timeout: float | None = None) -> bool:
-        """Add all of ``events`` or none; wait for room (``None`` = forever). False on timeout."""
+    def put(
+        self, source: LogIdentity, entries: Sequence[Entry], timeout: float | None = None
+    ) -> bool:
+        """Add all of ``entries``, read from ``source``, or none; wait for room (``None`` =
+        forever). False on timeout."""
 
-    def try_put(self, events: Sequence[Event]) -> bool: ...
+    def try_put(self, source: LogIdentity, entries: Sequence[Entry]) -> bool: ...
 
     def get(
         self, batch_size: int, timeout: float | None = None, idle_timeout: float | None = None

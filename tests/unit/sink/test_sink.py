@@ -19,7 +19,7 @@ from bridge.sink import (
     TableFilter,
     TransactionBuffer,
 )
-from bridge.store import BatchMode, BatchTooLarge, Event, MemoryEventStore, MemoryStoreConfig
+from bridge.store import BatchMode, BatchTooLarge, MemoryEventStore, MemoryStoreConfig
 from tests.unit.store.factories import (
     IDENTITY,
     begin,
@@ -120,9 +120,14 @@ def test_field_filter_is_applied(store: MemoryEventStore) -> None:
 
 def test_identity_is_attached(store: MemoryEventStore) -> None:
     other = LogIdentity("10.0.0.2:3306", 99)
-    _sink(store).sink([row(0, "a", "b")], other)
+    sink = _sink(store)
+    sink.sink([begin(0), row(1, "a", "b"), end(2)], IDENTITY)
+    sink.sink([begin(3), row(4, "a", "b"), end(5)], other)  # the source switched
     batch = store.get(8)
-    assert batch.events[0].identity == other
+    assert batch.range is not None and batch.range.ack is not None
+    assert batch.range.start.identity == IDENTITY
+    assert batch.range.end.identity == other
+    assert batch.range.ack.identity == other
 
 
 # -- empty transactions --------------------------------------------------------------------
@@ -255,7 +260,7 @@ def test_put_snapshot_splits_a_chunk_larger_than_the_store() -> None:
     store.start()
     chunk = [row(i, "a", "b") for i in range(10)]
     with pytest.raises(BatchTooLarge):
-        store.put([Event(IDENTITY, entry) for entry in chunk])
+        store.put(IDENTITY, chunk)
     sink = _sink(store, put_poll_seconds=0.05)
     putter = threading.Thread(target=sink.put_snapshot, args=(chunk, IDENTITY), daemon=True)
     putter.start()

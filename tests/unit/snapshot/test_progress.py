@@ -25,7 +25,7 @@ from bridge.position import (
 from bridge.store import MemoryEventStore
 from tests.unit.instance.test_server import DESTINATION, ScriptedParser, serve
 from tests.unit.instance.test_server import transaction as server_transaction
-from tests.unit.store.factories import BINLOG, IDENTITY, ev, transaction
+from tests.unit.store.factories import BINLOG, IDENTITY, transaction
 
 PLAN = SnapshotProgress(
     (TableProgress("shop.lines", [["int", "7"], ["str", "a"]], 7), TableProgress("shop.orders"))
@@ -109,7 +109,7 @@ def test_snapshot_rows_and_chunk_ends_are_ack_points_begins_are_not() -> None:
 
 def test_ack_positions_carry_the_entry_progress_or_keep_the_previous_one() -> None:
     _, row, end = chunk()
-    binlog_end = transaction(600, 1)[-1].entry
+    binlog_end = transaction(600, 1)[-1]
     after_row = ack_position_after(IDENTITY, row, None)
     assert after_row.snapshot == AFTER_ROW
     after_txn = ack_position_after(IDENTITY, binlog_end, after_row)
@@ -122,13 +122,13 @@ def test_ack_positions_carry_the_entry_progress_or_keep_the_previous_one() -> No
 def test_a_store_batch_acks_with_the_newest_progress_before_its_last_ack_point() -> None:
     store = MemoryEventStore()
     store.start()
-    store.put([ev(e) for e in chunk()] + transaction(600, 2))
+    store.put(IDENTITY, [*chunk(), *transaction(600, 2)])
     batch = store.get(100)
     assert batch.range is not None and batch.range.ack is not None
     assert batch.range.ack.snapshot == AFTER_END
     assert batch.range.ack.position.position == 600 + 4 * 100
     # A batch of binlog transactions only: no progress (the server keeps the cursor's).
-    store.put(transaction(1000, 1))
+    store.put(IDENTITY, transaction(1000, 1))
     only_binlog = store.get(100)
     assert only_binlog.range is not None and only_binlog.range.ack is not None
     assert only_binlog.range.ack.snapshot is None
@@ -142,7 +142,7 @@ def test_the_exactly_once_ledger_commits_the_progress_and_keeps_it() -> None:
     assert committed.cursor is not None and committed.cursor.snapshot == AFTER_ROW
     assert committed.rows_after == 0  # the row is an ack point: nothing to skip on resume
     ledger.acked(1)
-    _, record = ledger.batch(2, [e.entry for e in transaction(600, 1)])
+    _, record = ledger.batch(2, transaction(600, 1))
     cursor = CommittedCursor.decode(record.value, "test").cursor
     assert cursor is not None and cursor.snapshot == AFTER_ROW
 

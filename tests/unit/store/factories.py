@@ -1,4 +1,4 @@
-"""Small builders of entries and store events, shared by the store and sink tests."""
+"""Small builders of entries (and store events), shared by the store and sink tests."""
 
 from __future__ import annotations
 
@@ -71,17 +71,18 @@ def ddl(offset: int, schema: str = "shop", table: str = "orders", size: int = 10
 
 
 def ev(entry: Entry) -> Event:
+    """``entry`` read from ``IDENTITY``: where the store reports it (its log position)."""
     return Event(IDENTITY, entry)
 
 
-def rows(first_offset: int, count: int, size: int = 100) -> list[Event]:
-    """``count`` row events at increasing offsets, ``size`` bytes each."""
-    return [ev(row(first_offset + i * size, size=size)) for i in range(count)]
+def rows(first_offset: int, count: int, size: int = 100) -> list[Entry]:
+    """``count`` row entries at increasing offsets, ``size`` bytes each."""
+    return [row(first_offset + i * size, size=size) for i in range(count)]
 
 
-def transaction(offset: int, n_rows: int, size: int = 100) -> list[Event]:
+def transaction(offset: int, n_rows: int, size: int = 100) -> list[Entry]:
     """BEGIN, ``n_rows`` rows, END at consecutive offsets."""
-    out = [ev(begin(offset, size))]
+    out = [begin(offset, size)]
     out += rows(offset + size, n_rows, size)
-    out.append(ev(end(offset + size * (n_rows + 1), size)))
+    out.append(end(offset + size * (n_rows + 1), size))
     return out

@@ -65,8 +65,8 @@ class _Runner:
         assert not self.thread.is_alive(), "call did not return in time"
 
 
-def _offsets(events: object) -> list[int]:
-    return [e.entry.header.logfile_offset for e in events]  # type: ignore[attr-defined]
+def _offsets(entries: object) -> list[int]:
+    return [e.header.logfile_offset for e in entries]  # type: ignore[attr-defined]
 
 
 # -- configuration and lifecycle -----------------------------------------------------------
@@ -102,7 +102,7 @@ def test_double_start_raises(store: MemoryEventStore) -> None:
 def test_operations_refused_when_not_running() -> None:
     s = MemoryEventStore(MemoryStoreConfig(buffer_size=4))
     with pytest.raises(StoreStopped):
-        s.put(rows(0, 1))
+        s.put(IDENTITY, rows(0, 1))
     with pytest.raises(StoreStopped):
         s.get(1)
     s.start()
@@ -114,7 +114,7 @@ def test_operations_refused_when_not_running() -> None:
 
 def test_restart_gives_an_empty_store() -> None:
     s = _store(4)
-    s.put(rows(0, 3))
+    s.put(IDENTITY, rows(0, 3))
     s.stop()
     s.start()
     assert len(s.get(10)) == 0
@@ -125,17 +125,17 @@ def test_restart_gives_an_empty_store() -> None:
 
 
 def test_put_get_ack_sequences(store: MemoryEventStore) -> None:
-    assert store.put(rows(0, 5))
+    assert store.put(IDENTITY, rows(0, 5))
     assert store.put_sequence == 4
     batch = store.get(3)
-    assert _offsets(batch.events) == [0, 100, 200]
+    assert _offsets(batch.entries) == [0, 100, 200]
     assert (batch.first_sequence, batch.last_sequence) == (0, 2)
     assert store.get_sequence == 2
     assert store.ack_sequence == -1
     store.ack(batch.last_sequence)
     assert store.ack_sequence == 2
     rest = store.get(10)
-    assert _offsets(rest.events) == [300, 400]
+    assert _offsets(rest.entries) == [300, 400]
     assert (rest.first_sequence, rest.last_sequence) == (3, 4)
 
 
@@ -147,7 +147,7 @@ def test_empty_get(store: MemoryEventStore) -> None:
 
 
 def test_empty_put_is_a_no_op(store: MemoryEventStore) -> None:
-    assert store.put([])
+    assert store.put(IDENTITY, [])
     assert store.put_sequence == -1
 
 
@@ -156,9 +156,11 @@ def test_ring_wraps_around_over_many_cycles() -> None:
     offset = 0
     for cycle in range(500):
         n = 1 + cycle % 8
-        assert s.try_put(rows(offset, n, size=10)), f"cycle {cycle}: store should have room"
+        assert s.try_put(IDENTITY, rows(offset, n, size=10)), (
+            f"cycle {cycle}: store should have room"
+        )
         got = s.get(8)
-        assert _offsets(got.events) == [offset + 10 * i for i in range(n)]
+        assert _offsets(got.entries) == [offset + 10 * i for i in range(n)]
         s.ack(got.last_sequence)
         offset += 10 * n
     assert s.put_sequence == s.get_sequence == s.ack_sequence > 8 * 100
@@ -172,48 +174,50 @@ def test_ring_wraps_with_partial_acks() -> None:
     seen: list[int] = []
     offset = 0
     for _ in range(200):
-        while s.try_put(rows(offset, 1, size=1)):
+        while s.try_put(IDENTITY, rows(offset, 1, size=1)):
             offset += 1
         got = s.get(3)
-        seen += _offsets(got.events)
+        seen += _offsets(got.entries)
         s.ack(got.last_sequence)
-    seen += _offsets(s.get(10).events)
+    seen += _offsets(s.get(10).entries)
     assert seen == list(range(offset))
 
 
 def test_try_put_fails_when_full(store: MemoryEventStore) -> None:
-    assert store.try_put(rows(0, 8))
-    assert not store.try_put(rows(800, 1))
+    assert store.try_put(IDENTITY, rows(0, 8))
+    assert not store.try_put(IDENTITY, rows(800, 1))
     got = store.get(8)
-    assert not store.try_put(rows(800, 1)), "delivered but unacked entries still hold slots"
+    assert not store.try_put(IDENTITY, rows(800, 1)), (
+        "delivered but unacked entries still hold slots"
+    )
     store.ack(got.first_sequence)
-    assert store.try_put(rows(800, 1))
-    assert not store.try_put(rows(900, 1))
+    assert store.try_put(IDENTITY, rows(800, 1))
+    assert not store.try_put(IDENTITY, rows(900, 1))
 
 
 def test_put_is_all_or_nothing(store: MemoryEventStore) -> None:
-    store.put(rows(0, 6))
-    assert not store.try_put(rows(600, 3)), "3 do not fit in 2 free slots"
+    store.put(IDENTITY, rows(0, 6))
+    assert not store.try_put(IDENTITY, rows(600, 3)), "3 do not fit in 2 free slots"
     assert store.put_sequence == 5
-    assert store.try_put(rows(600, 2))
+    assert store.try_put(IDENTITY, rows(600, 2))
 
 
 def test_put_larger_than_buffer_is_rejected(store: MemoryEventStore) -> None:
     with pytest.raises(BatchTooLarge, match="9 entries") as info:
-        store.put(rows(0, 9))
+        store.put(IDENTITY, rows(0, 9))
     assert (info.value.size, info.value.buffer_size) == (9, 8)
 
 
 def test_put_timeout_returns_false(store: MemoryEventStore) -> None:
-    store.put(rows(0, 8))
+    store.put(IDENTITY, rows(0, 8))
     started = time.monotonic()
-    assert store.put(rows(800, 1), timeout=0.1) is False
+    assert store.put(IDENTITY, rows(800, 1), timeout=0.1) is False
     assert 0.09 <= time.monotonic() - started < 1.0
 
 
 def test_put_blocks_until_ack_frees_room(store: MemoryEventStore) -> None:
-    store.put(rows(0, 8))
-    runner = _Runner(lambda: store.put(rows(800, 2)))
+    store.put(IDENTITY, rows(0, 8))
+    runner = _Runner(lambda: store.put(IDENTITY, rows(800, 2)))
     time.sleep(0.05)
     assert runner.thread.is_alive(), "put must block while the store is full"
     got = store.get(1)
@@ -227,17 +231,17 @@ def test_put_blocks_until_ack_frees_room(store: MemoryEventStore) -> None:
 
 
 def test_get_does_not_free_slots_rollback_does_not_either(store: MemoryEventStore) -> None:
-    store.put(rows(0, 8))
+    store.put(IDENTITY, rows(0, 8))
     store.get(8)
     store.rollback()
-    assert not store.try_put(rows(800, 1))
+    assert not store.try_put(IDENTITY, rows(800, 1))
 
 
 # -- the three get modes -------------------------------------------------------------------
 
 
 def test_get_without_timeout_returns_what_is_there(store: MemoryEventStore) -> None:
-    store.put(rows(0, 2))
+    store.put(IDENTITY, rows(0, 2))
     started = time.monotonic()
     got = store.get(5, timeout=None)
     assert len(got) == 2
@@ -245,30 +249,30 @@ def test_get_without_timeout_returns_what_is_there(store: MemoryEventStore) -> N
 
 
 def test_get_with_timeout_zero_blocks_for_a_full_batch(store: MemoryEventStore) -> None:
-    store.put(rows(0, 2))
+    store.put(IDENTITY, rows(0, 2))
     runner = _Runner(lambda: store.get(4, timeout=0))
     time.sleep(0.05)
     assert runner.thread.is_alive()
-    store.put(rows(200, 1))
+    store.put(IDENTITY, rows(200, 1))
     time.sleep(0.05)
     assert runner.thread.is_alive(), "3 of 4 is not a full batch"
-    store.put(rows(300, 3))
+    store.put(IDENTITY, rows(300, 3))
     runner.join()
     assert runner.error is None
-    assert _offsets(runner.result.events) == [0, 100, 200, 300]  # type: ignore[attr-defined]
+    assert _offsets(runner.result.entries) == [0, 100, 200, 300]  # type: ignore[attr-defined]
 
 
 def test_get_with_negative_timeout_also_blocks(store: MemoryEventStore) -> None:
     runner = _Runner(lambda: store.get(1, timeout=-1))
     time.sleep(0.05)
     assert runner.thread.is_alive()
-    store.put(rows(0, 1))
+    store.put(IDENTITY, rows(0, 1))
     runner.join()
     assert len(runner.result) == 1  # type: ignore[arg-type]
 
 
 def test_get_with_positive_timeout_returns_partial_after_timeout(store: MemoryEventStore) -> None:
-    store.put(rows(0, 2))
+    store.put(IDENTITY, rows(0, 2))
     started = time.monotonic()
     got = store.get(5, timeout=0.15)
     elapsed = time.monotonic() - started
@@ -282,7 +286,7 @@ def test_get_with_positive_timeout_returns_early_when_batch_fills(
     runner = _Runner(lambda: store.get(3, timeout=1.5))
     started = time.monotonic()
     time.sleep(0.05)
-    store.put(rows(0, 3))
+    store.put(IDENTITY, rows(0, 3))
     runner.join()
     assert len(runner.result) == 3  # type: ignore[arg-type]
     assert time.monotonic() - started < 1.0
@@ -294,42 +298,42 @@ def test_get_with_positive_timeout_on_empty_store_returns_empty(store: MemoryEve
 
 def test_caught_up_source_ends_the_wait_for_a_fuller_batch(store: MemoryEventStore) -> None:
     runner = _Runner(lambda: store.get(5, timeout=30))
-    store.put(rows(0, 2))
+    store.put(IDENTITY, rows(0, 2))
     time.sleep(0.05)
     assert runner.thread.is_alive(), "2 of 5, and more may come: the get waits"
     store.source_caught_up()
     runner.join()  # not the 30 s timeout
-    assert _offsets(runner.result.events) == [0, 100]  # type: ignore[attr-defined]
+    assert _offsets(runner.result.entries) == [0, 100]  # type: ignore[attr-defined]
 
 
 def test_caught_up_with_nothing_new_keeps_waiting_for_an_entry(store: MemoryEventStore) -> None:
-    store.put(rows(0, 1))
+    store.put(IDENTITY, rows(0, 1))
     store.source_caught_up()
     assert len(store.get(5, timeout=30)) == 1  # at once
     runner = _Runner(lambda: store.get(5, timeout=30))
     time.sleep(0.05)
     assert runner.thread.is_alive(), "caught up, but nothing to hand out: wait for the next put"
-    store.put(rows(100, 1))
+    store.put(IDENTITY, rows(100, 1))
     store.source_caught_up()
     runner.join()
-    assert _offsets(runner.result.events) == [100]  # type: ignore[attr-defined]
+    assert _offsets(runner.result.entries) == [100]  # type: ignore[attr-defined]
 
 
 def test_a_put_after_caught_up_means_more_is_coming(store: MemoryEventStore) -> None:
     store.source_caught_up()
-    store.put(rows(0, 2))  # a put without the reader saying it caught up again
+    store.put(IDENTITY, rows(0, 2))  # a put without the reader saying it caught up again
     started = time.monotonic()
     assert len(store.get(5, timeout=0.15)) == 2
     assert time.monotonic() - started >= 0.14, "the get waited its timeout for a fuller batch"
 
 
 def test_caught_up_does_not_end_a_blocking_get(store: MemoryEventStore) -> None:
-    store.put(rows(0, 2))
+    store.put(IDENTITY, rows(0, 2))
     store.source_caught_up()
     runner = _Runner(lambda: store.get(3, timeout=0))
     time.sleep(0.05)
     assert runner.thread.is_alive(), "timeout <= 0 asks for a full batch, whatever the reader"
-    store.put(rows(200, 1))
+    store.put(IDENTITY, rows(200, 1))
     runner.join()
     assert len(runner.result) == 3  # type: ignore[arg-type]
 
@@ -341,10 +345,10 @@ def test_idle_get_sleeps_until_the_first_entry_then_waits_its_timeout(
     time.sleep(0.3)
     assert runner.thread.is_alive()  # nothing there: the get timeout does not end the wait
     started = time.monotonic()
-    store.put(rows(0, 1))
+    store.put(IDENTITY, rows(0, 1))
     runner.join()
     # Woken by the put; then the batch timeout (0.2 s) for more, partial after it.
-    assert _offsets(runner.result.events) == [0]  # type: ignore[attr-defined]
+    assert _offsets(runner.result.entries) == [0]  # type: ignore[attr-defined]
     assert 0.15 <= time.monotonic() - started < 5
 
 
@@ -358,14 +362,14 @@ def test_one_small_entry_ends_the_idle_wait_in_memsize_mode() -> None:
     s = _store(4, BatchMode.MEMSIZE, mem_unit=1000)  # one 100-byte entry is no batch of one
     runner = _Runner(lambda: s.get(1, timeout=0.05, idle_timeout=30))
     time.sleep(0.1)
-    s.put(rows(0, 1))
+    s.put(IDENTITY, rows(0, 1))
     runner.join()
-    assert _offsets(runner.result.events) == [0]  # type: ignore[attr-defined]
+    assert _offsets(runner.result.entries) == [0]  # type: ignore[attr-defined]
     s.stop()
 
 
 def test_idle_timeout_is_ignored_when_entries_are_there(store: MemoryEventStore) -> None:
-    store.put(rows(0, 2))
+    store.put(IDENTITY, rows(0, 2))
     assert len(store.get(5, timeout=None, idle_timeout=30)) == 2
 
 
@@ -386,7 +390,7 @@ def test_batch_size_must_be_positive(store: MemoryEventStore) -> None:
 
 
 def test_range_ack_is_after_the_last_transaction_end(store: MemoryEventStore) -> None:
-    store.put(transaction(0, 2) + transaction(400, 1)[:2])  # second transaction is cut
+    store.put(IDENTITY, transaction(0, 2) + transaction(400, 1)[:2])  # second transaction is cut
     got = store.get(8)
     assert got.range is not None
     assert got.range.start.position.position == 0
@@ -399,20 +403,20 @@ def test_range_ack_is_after_the_last_transaction_end(store: MemoryEventStore) ->
 
 
 def test_range_without_transaction_end_has_no_ack(store: MemoryEventStore) -> None:
-    store.put([ev(begin(0)), *rows(100, 3)])
+    store.put(IDENTITY, [begin(0), *rows(100, 3)])
     got = store.get(8)
     assert got.range is not None and got.range.ack is None
 
 
 def test_range_ack_after_a_ddl(store: MemoryEventStore) -> None:
-    store.put([*transaction(0, 1), ev(ddl(300, size=50)), *rows(350, 1)])
+    store.put(IDENTITY, [*transaction(0, 1), ddl(300, size=50), *rows(350, 1)])
     got = store.get(8)
     assert got.range is not None and got.range.ack is not None
     assert got.range.ack.position.position == 350
 
 
 def test_get_ack_rollback_entries_object(store: MemoryEventStore) -> None:
-    store.put(transaction(0, 1))
+    store.put(IDENTITY, transaction(0, 1))
     got = store.get(8)
     assert [e.entry_type.name for e in got.entries] == [
         "TRANSACTIONBEGIN",
@@ -427,53 +431,53 @@ def test_get_ack_rollback_entries_object(store: MemoryEventStore) -> None:
 
 def test_ddl_isolation_returns_ddl_alone() -> None:
     s = _store(8, ddl_isolation=True)
-    s.put([*rows(0, 2), ev(ddl(200)), *rows(300, 2)])
-    assert _offsets(s.get(8).events) == [0, 100]
+    s.put(IDENTITY, [*rows(0, 2), ddl(200), *rows(300, 2)])
+    assert _offsets(s.get(8).entries) == [0, 100]
     second = s.get(8)
-    assert _offsets(second.events) == [200]
+    assert _offsets(second.entries) == [200]
     assert second.entries[0].is_ddl
-    assert _offsets(s.get(8).events) == [300, 400]
+    assert _offsets(s.get(8).entries) == [300, 400]
 
 
 def test_ddl_isolation_two_ddls_in_a_row() -> None:
     s = _store(8, ddl_isolation=True)
-    s.put([ev(ddl(0)), ev(ddl(100))])
-    assert _offsets(s.get(8).events) == [0]
-    assert _offsets(s.get(8).events) == [100]
+    s.put(IDENTITY, [ddl(0), ddl(100)])
+    assert _offsets(s.get(8).entries) == [0]
+    assert _offsets(s.get(8).entries) == [100]
 
 
 def test_without_ddl_isolation_ddl_is_batched() -> None:
     s = _store(8)
-    s.put([*rows(0, 2), ev(ddl(200)), *rows(300, 2)])
+    s.put(IDENTITY, [*rows(0, 2), ddl(200), *rows(300, 2)])
     assert len(s.get(8)) == 5
 
 
 def test_ddl_isolation_in_memsize_mode() -> None:
     s = _store(8, BatchMode.MEMSIZE, mem_unit=100, ddl_isolation=True)
-    s.put([*rows(0, 1), ev(ddl(100)), *rows(200, 1)])
-    assert _offsets(s.get(8).events) == [0]
-    assert _offsets(s.get(8).events) == [100]
-    assert _offsets(s.get(8).events) == [200]
+    s.put(IDENTITY, [*rows(0, 1), ddl(100), *rows(200, 1)])
+    assert _offsets(s.get(8).entries) == [0]
+    assert _offsets(s.get(8).entries) == [100]
+    assert _offsets(s.get(8).entries) == [200]
 
 
 # -- rollback ------------------------------------------------------------------------------
 
 
 def test_rollback_then_get_returns_the_same_entries(store: MemoryEventStore) -> None:
-    store.put(rows(0, 6))
+    store.put(IDENTITY, rows(0, 6))
     first = store.get(2)
     store.ack(first.last_sequence)
     second = store.get(3)
     store.rollback()
     assert store.get_sequence == store.ack_sequence == 1
     again = store.get(3)
-    assert again.events == second.events
+    assert again.entries == second.entries
     assert (again.first_sequence, again.last_sequence) == (2, 4)
 
 
 def test_rollback_restores_memsize_get_accounting() -> None:
     s = _store(8, BatchMode.MEMSIZE, mem_unit=100)
-    s.put(rows(0, 4))
+    s.put(IDENTITY, rows(0, 4))
     assert len(s.get(1)) == 2  # 0 <= 100, 100 <= 100, then 200 > 100
     s.rollback()
     assert len(s.get(1)) == 2
@@ -483,9 +487,9 @@ def test_rollback_restores_memsize_get_accounting() -> None:
 
 
 def test_ack_by_position_frees_up_to_that_entry(store: MemoryEventStore) -> None:
-    store.put(rows(0, 5))
+    store.put(IDENTITY, rows(0, 5))
     got = store.get(5)
-    target = got.events[2].log_position()
+    target = ev(got.entries[2]).log_position()
     store.ack(target)
     assert store.ack_sequence == 2
     assert got.range is not None
@@ -497,16 +501,16 @@ def test_ack_by_position_matches_last_delivered_entry_at_that_position(
     store: MemoryEventStore,
 ) -> None:
     same = row(100)
-    store.put([ev(row(0)), ev(same), ev(same), ev(row(200))])
+    store.put(IDENTITY, [row(0), same, same, row(200)])
     store.get(4)
     store.ack(ev(same).log_position())
     assert store.ack_sequence == 2
 
 
 def test_ack_unknown_position_raises(store: MemoryEventStore) -> None:
-    store.put(rows(0, 3))
+    store.put(IDENTITY, rows(0, 3))
     store.get(2)
-    undelivered = rows(200, 1)[0].log_position()
+    undelivered = ev(rows(200, 1)[0]).log_position()
     with pytest.raises(NoMatchingPosition):
         store.ack(undelivered)
     assert store.ack_sequence == -1
@@ -514,7 +518,7 @@ def test_ack_unknown_position_raises(store: MemoryEventStore) -> None:
 
 @pytest.mark.parametrize("sequence", [-1, 3, 10])
 def test_ack_sequence_out_of_range_raises(store: MemoryEventStore, sequence: int) -> None:
-    store.put(rows(0, 5))
+    store.put(IDENTITY, rows(0, 5))
     store.get(3)  # delivered: 0..2
     with pytest.raises(AckOutOfRange) as info:
         store.ack(sequence)
@@ -522,7 +526,7 @@ def test_ack_sequence_out_of_range_raises(store: MemoryEventStore, sequence: int
 
 
 def test_ack_twice_raises(store: MemoryEventStore) -> None:
-    store.put(rows(0, 2))
+    store.put(IDENTITY, rows(0, 2))
     got = store.get(2)
     store.ack(got.last_sequence)
     with pytest.raises(AckOutOfRange):
@@ -530,7 +534,7 @@ def test_ack_twice_raises(store: MemoryEventStore) -> None:
 
 
 def test_ack_after_rollback_raises(store: MemoryEventStore) -> None:
-    store.put(rows(0, 2))
+    store.put(IDENTITY, rows(0, 2))
     got = store.get(2)
     store.rollback()
     with pytest.raises(AckOutOfRange):
@@ -543,34 +547,34 @@ def test_ack_after_rollback_raises(store: MemoryEventStore) -> None:
 def test_memsize_capacity_counts_bytes() -> None:
     s = _store(4, BatchMode.MEMSIZE, mem_unit=100)  # 400 bytes
     assert s.capacity_bytes == 400
-    big = [ev(row(i * 150, size=150)) for i in range(4)]
-    assert s.try_put(big[:1])
-    assert s.try_put(big[1:2])
-    assert s.try_put(big[2:3])
+    big = [row(i * 150, size=150) for i in range(4)]
+    assert s.try_put(IDENTITY, big[:1])
+    assert s.try_put(IDENTITY, big[1:2])
+    assert s.try_put(IDENTITY, big[2:3])
     assert s.used_memory == 450
-    assert not s.try_put(big[3:]), "450 bytes >= 400: full although a slot is free"
+    assert not s.try_put(IDENTITY, big[3:]), "450 bytes >= 400: full although a slot is free"
     got = s.get(1)  # 0 <= 100, 150 > 100: one event
     assert len(got) == 1
     s.ack(got.last_sequence)
     assert s.used_memory == 300
-    assert s.try_put(big[3:])
+    assert s.try_put(IDENTITY, big[3:])
 
 
 def test_memsize_single_oversized_entry_is_admitted() -> None:
     s = _store(4, BatchMode.MEMSIZE, mem_unit=10)  # 40 bytes
-    assert s.try_put([ev(row(0, size=1000))])
-    assert not s.try_put([ev(row(1000, size=1))])
+    assert s.try_put(IDENTITY, [row(0, size=1000)])
+    assert not s.try_put(IDENTITY, [row(1000, size=1)])
 
 
 def test_memsize_slots_still_bound_the_store() -> None:
     s = _store(4, BatchMode.MEMSIZE, mem_unit=1024)
-    assert s.try_put(rows(0, 4, size=1))
-    assert not s.try_put(rows(4, 1, size=1))
+    assert s.try_put(IDENTITY, rows(0, 4, size=1))
+    assert not s.try_put(IDENTITY, rows(4, 1, size=1))
 
 
 def test_memsize_get_counts_batch_size_in_mem_units() -> None:
     s = _store(16, BatchMode.MEMSIZE, mem_unit=100)
-    s.put(rows(0, 10))
+    s.put(IDENTITY, rows(0, 10))
     # canal takes events while the bytes taken so far are <= batch_size * mem_unit
     assert len(s.get(2)) == 3
     assert len(s.get(5)) == 6
@@ -581,18 +585,18 @@ def test_memsize_get_counts_batch_size_in_mem_units() -> None:
 def test_blocking_get_returns_once_the_bytes_are_there(mode: BatchMode) -> None:
     """In ITEMSIZE mode too: 2 of 3 items, but 300 of 300 bytes."""
     s = _store(16, mode, mem_unit=100)
-    s.put(rows(0, 1, size=150))
+    s.put(IDENTITY, rows(0, 1, size=150))
     runner = _Runner(lambda: s.get(3, timeout=0))
     time.sleep(0.05)
     assert runner.thread.is_alive(), "150 of 300 bytes"
-    s.put(rows(150, 1, size=150))
+    s.put(IDENTITY, rows(150, 1, size=150))
     runner.join()
     assert len(runner.result) == 2  # type: ignore[arg-type]
 
 
 def test_itemsize_batch_also_ends_at_batch_size_mem_units() -> None:
     s = _store(16, BatchMode.ITEMSIZE, mem_unit=100)
-    s.put(rows(0, 4, size=150) + rows(600, 4, size=10))
+    s.put(IDENTITY, rows(0, 4, size=150) + rows(600, 4, size=10))
     # 3 items or 300 bytes, whichever comes first
     assert len(s.get(3)) == 2, "two 150-byte events reach the bytes"
     assert len(s.get(3)) == 2
@@ -601,11 +605,11 @@ def test_itemsize_batch_also_ends_at_batch_size_mem_units() -> None:
 
 def test_ack_frees_memory() -> None:
     s = _store(8, BatchMode.MEMSIZE, mem_unit=100)
-    s.put([ev(row(0, size=30)), ev(row(30, size=70)), ev(row(100, size=200))])
+    s.put(IDENTITY, [row(0, size=30), row(30, size=70), row(100, size=200)])
     assert s.used_memory == 300
     got = s.get(8)
     assert s.used_memory == 300, "get alone frees nothing"
-    s.ack(got.events[1].log_position())
+    s.ack(ev(got.entries[1]).log_position())
     assert s.used_memory == 200
     s.ack(got.last_sequence)
     assert s.used_memory == 0
@@ -617,7 +621,7 @@ def test_ack_frees_memory() -> None:
 def test_first_and_latest_position() -> None:
     s = _store(8)
     assert s.first_position() is None and s.latest_position() is None
-    s.put(rows(0, 3))
+    s.put(IDENTITY, rows(0, 3))
     first = s.first_position()
     assert first is not None
     assert (first.position.position, first.position.included) == (0, False)
@@ -636,9 +640,9 @@ def test_first_and_latest_position() -> None:
 
 def test_first_position_survives_slot_reuse() -> None:
     s = _store(2)
-    s.put(rows(0, 2))
+    s.put(IDENTITY, rows(0, 2))
     s.ack(s.get(2).last_sequence)
-    s.put(rows(200, 2))  # overwrites both slots
+    s.put(IDENTITY, rows(200, 2))  # overwrites both slots
     first = s.first_position()
     assert first is not None and first.position.position == 100
 
@@ -647,8 +651,8 @@ def test_first_position_survives_slot_reuse() -> None:
 
 
 def test_stop_releases_blocked_put(store: MemoryEventStore) -> None:
-    store.put(rows(0, 8))
-    runner = _Runner(lambda: store.put(rows(800, 1)))
+    store.put(IDENTITY, rows(0, 8))
+    runner = _Runner(lambda: store.put(IDENTITY, rows(800, 1)))
     time.sleep(0.05)
     store.stop()
     runner.join()
@@ -677,12 +681,12 @@ def test_producer_consumer_keep_order_and_lose_nothing() -> None:
 
     def produce() -> None:
         for start in range(0, total, 3):
-            s.put([ev(row(i)) for i in range(start, min(start + 3, total))])
+            s.put(IDENTITY, [row(i) for i in range(start, min(start + 3, total))])
 
     def consume() -> None:
         while len(received) < total:
             got = s.get(5, timeout=0.5)
-            received.extend(_offsets(got.events))
+            received.extend(_offsets(got.entries))
             if got:
                 s.ack(got.last_sequence)
 
@@ -695,44 +699,44 @@ def test_producer_consumer_keep_order_and_lose_nothing() -> None:
 
 def test_event_log_position_carries_identity() -> None:
     event: Event = ev(end(0))
-    assert event.is_ack_point
-    assert event.log_position(included=True).position.included
-    assert not ev(row(0)).is_ack_point
-    assert ev(ddl(0)).is_ack_point
+    position = event.log_position(included=True)
+    assert position.identity == IDENTITY
+    assert position.position.included
 
 
-def _snapshot_rows(offset: int, count: int) -> Event:
+def _snapshot_rows(offset: int, count: int) -> Entry:
     """A snapshot entry of ``count`` rows (each becomes a record of its own)."""
     header = SnapshotHeader("mysql-bin.000001", offset, 1, 1000, "shop", "orders")
     image = RowData(after=(Column(0, 4, "id", True, True, False, "1", "int"),))
     change = RowChange(EventType.INSERT, row_datas=(image,) * count)
-    return ev(Entry(header, EntryType.ROWDATA, change))
+    return Entry(header, EntryType.ROWDATA, change)
 
 
 def test_an_itemsize_batch_counts_a_snapshot_entry_as_its_rows(store: MemoryEventStore) -> None:
     # A batch of 4 items: one streamed rows event counts one (one record), a snapshot entry
     # its rows (a record each), so 1 + 2 + 1 fill it and the entry after waits.
     store.put(
-        [rows(0, 1)[0], _snapshot_rows(100, 2), _snapshot_rows(200, 1), _snapshot_rows(300, 3)]
+        IDENTITY,
+        [rows(0, 1)[0], _snapshot_rows(100, 2), _snapshot_rows(200, 1), _snapshot_rows(300, 3)],
     )
     started = time.monotonic()
     got = store.get(4, timeout=1.0)  # a full batch is there: no wait for the timeout
     assert time.monotonic() - started < 0.5
-    assert _offsets(got.events) == [0, 100, 200]
+    assert _offsets(got.entries) == [0, 100, 200]
     # One entry over the batch is still taken whole; a rollback counts them again.
     store.rollback()
-    assert _offsets(store.get(2).events) == [0, 100]
-    assert _offsets(store.get(1).events) == [200]
-    assert _offsets(store.get(1).events) == [300]
+    assert _offsets(store.get(2).entries) == [0, 100]
+    assert _offsets(store.get(1).entries) == [200]
+    assert _offsets(store.get(1).entries) == [300]
     assert store.unacked_items == 1 + 2 + 1 + 3
     store.ack(store.get_sequence)
     assert store.unacked_items == 0
-    store.put([_snapshot_rows(400, 2)])
+    store.put(IDENTITY, [_snapshot_rows(400, 2)])
     assert store.unacked_items == 2
     started = time.monotonic()
     got = store.get(3, timeout=0.1)  # 2 items of 3: the get waits out its timeout
     assert time.monotonic() - started >= 0.09
-    assert _offsets(got.events) == [400]
+    assert _offsets(got.entries) == [400]
 
 
 def test_a_store_holds_a_ring_as_large_as_its_unacked_events_need() -> None:
@@ -744,14 +748,14 @@ def test_a_store_holds_a_ring_as_large_as_its_unacked_events_need() -> None:
         before = tracemalloc.get_traced_memory()[0]
         store = MemoryEventStore(MemoryStoreConfig(buffer_size=16384))
         store.start()
-        assert store.put(transaction(100, 1))
+        assert store.put(IDENTITY, transaction(100, 1))
         quiet = tracemalloc.get_traced_memory()[0] - before
         busy = transaction(10_000, 10_000)
-        assert store.put(busy)
+        assert store.put(IDENTITY, busy)
         grown = tracemalloc.get_traced_memory()[0] - before
         got = store.get(100_000)
         # Moved to the grown ring, in order.
-        assert list(got.events) == transaction(100, 1) + busy
+        assert list(got.entries) == transaction(100, 1) + busy
         del got, busy
         store.stop()
         gc.collect()

@@ -1,7 +1,7 @@
-"""MemoryEventStore against a model that takes a batch one event at a time, the rules as
+"""MemoryEventStore against a model that takes a batch one entry at a time, the rules as
 canal states them: random puts, gets, acks and rollbacks, both batch modes, DDL isolation,
 around the ring many times. The store finds a batch's end by bisecting its put totals and
-acks by reading them; the model adds up every event."""
+acks by reading them; the model adds up every entry."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from bridge.store import BatchMode, Event, MemoryEventStore, MemoryStoreConfig
-from tests.unit.store.factories import ddl, end, ev, row
+from bridge.entry import Entry
+from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
+from tests.unit.store.factories import IDENTITY, ddl, end, row
 
 BUFFER = 16
 
@@ -19,37 +20,37 @@ BUFFER = 16
 @dataclass
 class Model:
     config: MemoryStoreConfig
-    held: list[Event] = field(default_factory=list)  # put, not acked, oldest first
+    held: list[Entry] = field(default_factory=list)  # put, not acked, oldest first
     got: int = 0  # how many of ``held`` a get handed out
 
-    def batch(self, batch_size: int) -> list[Event]:
+    def batch(self, batch_size: int) -> list[Entry]:
         limit = batch_size * self.config.mem_unit
         by_items = self.config.batch_mode is BatchMode.ITEMSIZE
-        taken: list[Event] = []
+        taken: list[Entry] = []
         mem = 0
-        for event in self.held[self.got :]:
+        for entry in self.held[self.got :]:
             if by_items and (len(taken) >= batch_size or mem >= limit):
                 break
             if not by_items and mem > limit:
                 break
-            if self.config.ddl_isolation and event.entry.is_ddl:
+            if self.config.ddl_isolation and entry.is_ddl:
                 if not taken:
-                    taken.append(event)
+                    taken.append(entry)
                 break
-            taken.append(event)
-            mem += event.entry.mem_size
+            taken.append(entry)
+            mem += entry.mem_size
         self.got += len(taken)
         return taken
 
 
-def _event(rng: random.Random, offset: int) -> Event:
+def _entry(rng: random.Random, offset: int) -> Entry:
     size = rng.choice((1, 50, 100, 700, 3000))
     kind = rng.random()
     if kind < 0.1:
-        return ev(ddl(offset, size=size))
+        return ddl(offset, size=size)
     if kind < 0.3:
-        return ev(end(offset, size=size))
-    return ev(row(offset, size=size))
+        return end(offset, size=size)
+    return row(offset, size=size)
 
 
 @pytest.mark.parametrize("mode", [BatchMode.ITEMSIZE, BatchMode.MEMSIZE])
@@ -68,17 +69,17 @@ def test_batches_and_accounting_match_the_model(
         action = rng.random()
         room = buffer - len(model.held)
         if action < 0.4 and room:
-            events = [_event(rng, offset + i * 5000) for i in range(rng.randint(1, room))]
-            offset += len(events) * 5000
+            entries = [_entry(rng, offset + i * 5000) for i in range(rng.randint(1, room))]
+            offset += len(entries) * 5000
             # MEMSIZE also needs the held bytes under capacity before the put (canal's check).
             fits = mode is BatchMode.ITEMSIZE or store.used_memory < buffer * config.mem_unit
-            assert store.put(events, timeout=0) is fits
+            assert store.put(IDENTITY, entries, timeout=0) is fits
             if fits:
-                model.held += events
+                model.held += entries
         elif action < 0.75:
             batch_size = rng.randint(1, 12)
             got = store.get(batch_size)  # no wait: what is there
-            assert list(got.events) == model.batch(batch_size)
+            assert list(got.entries) == model.batch(batch_size)
         elif action < 0.95 and model.got:
             count = rng.randint(1, model.got)
             store.ack(store.ack_sequence + count)
@@ -87,7 +88,7 @@ def test_batches_and_accounting_match_the_model(
         else:
             store.rollback()
             model.got = 0
-        assert store.used_memory == sum(e.entry.mem_size for e in model.held)
+        assert store.used_memory == sum(e.mem_size for e in model.held)
         assert store.unacked_items == len(model.held)
         assert store.get_sequence - store.ack_sequence == model.got
     store.stop()
