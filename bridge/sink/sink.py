@@ -105,8 +105,9 @@ class EntrySink:
                 self._put(identity, kept[i : i + piece])
 
     def _select(self, entries: Sequence[Entry]) -> list[Entry]:
-        """The entries to store (a held BEGIN goes with its transaction's first row, which
-        comes from the same source: the parser restarts at a transaction boundary)."""
+        """The entries to store. A held BEGIN is put with its transaction's first row, under
+        that call's source: the same, since an instance reads one source (a new source is a
+        new instance) and resets its sink whenever it reads again."""
         out: list[Entry] = []
         for entry in entries:
             kind = entry.entry_type

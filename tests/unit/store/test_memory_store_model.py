@@ -11,16 +11,23 @@ from dataclasses import dataclass, field
 import pytest
 
 from bridge.entry import Entry
+from bridge.position import LogIdentity, is_ack_point
 from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
 from tests.unit.store.factories import IDENTITY, ddl, end, row
 
 BUFFER = 16
 
 
+# Puts alternate between two sources at random: each position the store reports must carry
+# its own entry's.
+SOURCES = (IDENTITY, LogIdentity("10.0.0.2:3306", 99))
+
+
 @dataclass
 class Model:
     config: MemoryStoreConfig
     held: list[Entry] = field(default_factory=list)  # put, not acked, oldest first
+    sources: list[LogIdentity] = field(default_factory=list)  # each held entry's
     got: int = 0  # how many of ``held`` a get handed out
 
     def batch(self, batch_size: int) -> list[Entry]:
@@ -73,17 +80,32 @@ def test_batches_and_accounting_match_the_model(
             offset += len(entries) * 5000
             # MEMSIZE also needs the held bytes under capacity before the put (canal's check).
             fits = mode is BatchMode.ITEMSIZE or store.used_memory < buffer * config.mem_unit
-            assert store.put(IDENTITY, entries, timeout=0) is fits
+            source = rng.choice(SOURCES)
+            assert store.put(source, entries, timeout=0) is fits
             if fits:
                 model.held += entries
+                model.sources += [source] * len(entries)
         elif action < 0.75:
             batch_size = rng.randint(1, 12)
+            first = model.got
             got = store.get(batch_size)  # no wait: what is there
-            assert list(got.entries) == model.batch(batch_size)
+            taken = model.batch(batch_size)
+            assert list(got.entries) == taken
+            if taken:
+                sources = model.sources[first : first + len(taken)]
+                assert got.range is not None
+                assert (got.range.start.identity, got.range.end.identity) == (
+                    sources[0],
+                    sources[-1],
+                )
+                acks = [i for i, entry in enumerate(taken) if is_ack_point(entry)]
+                assert (got.range.ack is None) == (not acks)
+                if got.range.ack is not None:
+                    assert got.range.ack.identity == sources[acks[-1]]
         elif action < 0.95 and model.got:
             count = rng.randint(1, model.got)
             store.ack(store.ack_sequence + count)
-            del model.held[:count]
+            del model.held[:count], model.sources[:count]
             model.got -= count
         else:
             store.rollback()
