@@ -258,11 +258,11 @@ class MqWorker:
             self._beat = self._clock()
             self._log_progress_now_and_then()
             if message.batch_id == -1:  # canal's empty message: nothing was there
-                if not idle:
-                    self._settle()  # the next get waits for entries: nothing to pace
+                if not idle and not self._settle():
                     continue
                 self._update(caught_up=True)
-                self._pace(started)
+                if idle:  # after a settle the next get waits for entries: nothing to pace
+                    self._pace(started)
                 continue
             self._outstanding.append(message.batch_id)
             if self._stopping.is_set():

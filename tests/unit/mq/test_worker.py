@@ -438,7 +438,8 @@ def test_a_batch_is_confirmed_at_once_when_nothing_follows_it(
     make: EntryMaker, get_timeout_s: float
 ) -> None:
     """A quiet source: the get after a batch must not hold back its confirmation (and, in
-    exactly-once delivery, its commit) for the get's timeout, or forever."""
+    exactly-once delivery, its commit) for the get's timeout, or forever; nor the progress's
+    ``caught_up``."""
     sender = ConfirmTimes()
     settings = WorkerSettings(get_timeout_s=get_timeout_s, idle_interval_s=0)
     worker = MqWorker(CLIENT, WaitingService([transaction(make, "1")]), builder(), sender, settings)
@@ -449,6 +450,10 @@ def test_a_batch_is_confirmed_at_once_when_nothing_follows_it(
             time.sleep(0.01)
         assert sender.confirmed, "batch 1 was never confirmed"
         assert sender.confirmed[0] - sender.started[0] < 1.0, "confirmed after the get timed out"
+        # And the worker says it caught up, before its next get (which waits) returns.
+        while not worker.progress().caught_up and time.monotonic() < sender.confirmed[0] + 1:
+            time.sleep(0.01)
+        assert worker.progress().caught_up
     finally:
         worker.stop()
         assert worker.join(5)
