@@ -86,10 +86,10 @@ class MemoryEventStore:
 
     def _reset(self) -> None:
         # The ring: as many slots as the unacked entries need, a power of two up to
-        # buffer_size, grown by ``_fit`` (at defaults each of its four lists is 128 KiB: 40 MB
-        # each for 100 quiet destinations, had every store the whole of it). Per slot its
-        # entry and the source it was read from: canal's Event, without an object per entry
-        # (0.11 us each, three per one-row transaction).
+        # buffer_size, grown by ``_fit`` (at defaults each of its four lists is 128 KiB: 51 MB
+        # for 100 quiet destinations, had every store the whole of it). Per slot its entry
+        # and the source it was read from: canal's Event, without an object per entry (0.11
+        # us each, three per one-row transaction).
         self._slots: list[Entry | None] = []
         self._sources: list[LogIdentity | None] = []
         # Per slot, the put totals (mem, batch items) once its event was in: a get and an ack
