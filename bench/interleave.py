@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.measure import BridgeRun, create_topic, delete_topic, usage_of
-from bench.workloads import WORKLOADS, connect, create_schema, master_position
+from bench.workloads import WORKLOADS, load_fresh
 
 # The steady-state window: from this share of the rows acked to that one.
 WINDOW = (0.2, 0.9)
@@ -41,20 +41,6 @@ class Steady:
 
     rows_per_s: float
     cpu_us_per_row: float
-
-
-def load(name: str, scale: float) -> tuple[tuple[str, int], int]:
-    """Loads the workload into a fresh schema after a binlog flush: its first position and
-    row changes."""
-    workload = WORKLOADS[name]
-    conn = connect()
-    create_schema(conn, f"bench_{name}", workload)
-    with conn.cursor() as cur:
-        cur.execute("FLUSH BINARY LOGS")
-    start = master_position(conn)
-    workload.load(conn, f"bench_{name}", scale)
-    conn.close()
-    return start, workload.row_changes(scale)
 
 
 def steady_run(
@@ -95,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         "--root", type=Path, action="append", required=True, help="a bridge checkout (twice+)"
     )
     args = parser.parse_args(argv)
-    start, expected = load(args.workload, args.scale)
+    workload = WORKLOADS[args.workload]
+    start, _ = load_fresh(workload, f"bench_{args.workload}", args.scale)
+    expected = workload.row_changes(args.scale)
     runs: dict[Path, list[Steady]] = {root: [] for root in args.root}
     with tempfile.TemporaryDirectory(prefix="interleave-") as tmp:
         for round_number in range(1, args.rounds + 1):
