@@ -11,6 +11,7 @@ needs it (pure logic fakes, no services).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from bridge.entry import Entry
@@ -26,6 +27,8 @@ class ScriptedService:
     Like canal's meta manager, a rollback makes the next get return the same entries again,
     under a new, higher batch id; acks must come in batch order. ``on_drained`` is called
     when a get finds nothing and nothing is outstanding (tests use it to stop the worker).
+    A get waits as the store's does: up to a timeout > 0 for a batch, and with a timeout <= 0
+    until one is there or ``wake`` came.
     """
 
     def __init__(
@@ -69,6 +72,10 @@ class ScriptedService:
             self.idle_waits.append(idle_wait_s)
             if timeout_s is not None and timeout_s > 0:
                 self._cond.wait_for(lambda: self._next_index() < len(self.batches), timeout_s)
+            elif timeout_s is not None:
+                self._cond.wait_for(
+                    lambda: self.wakes > 0 or self._next_index() < len(self.batches)
+                )
             index = self._next_index()
             if index < len(self.batches):
                 message = Message(self.next_id, self.batches[index])
@@ -117,11 +124,15 @@ class ScriptedService:
 
 
 class FakeSender:
-    """A producer whose sends succeed, or raise the next scripted outcome."""
+    """A producer whose sends succeed, or raise the next scripted outcome. ``started`` and
+    ``confirmed`` note when (``time.monotonic``) each batch was handed over and when its
+    confirm returned."""
 
     def __init__(self, outcomes: Sequence[BaseException | None] = ()) -> None:
         self.outcomes = list(outcomes)
         self.sent: list[list[OutgoingRecord]] = []
+        self.started: list[float] = []
+        self.confirmed: list[float] = []
         self.on_send: Callable[[Sequence[OutgoingRecord]], None] | None = None
         self.closed = False
 
@@ -132,6 +143,7 @@ class FakeSender:
         cancel: threading.Event | None = None,
     ) -> Confirm:
         """Hands ``records`` over; the next scripted outcome is raised by the confirm."""
+        self.started.append(time.monotonic())
         self.sent.append(list(records))
         if self.on_send is not None:
             self.on_send(records)
@@ -140,6 +152,7 @@ class FakeSender:
         def confirm() -> None:
             if outcome is not None:
                 raise outcome
+            self.confirmed.append(time.monotonic())
 
         return confirm
 

@@ -24,7 +24,6 @@ from bridge.mq.exceptions import (
     RecordTooLarge,
 )
 from bridge.mq.flat_encoder import FlatMessageEncoder
-from bridge.mq.producer import Confirm
 from bridge.mq.records import OutgoingRecord, Placement, RecordBuilder
 from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
 from bridge.mq.worker import MqWorker, WorkerSettings
@@ -380,59 +379,6 @@ def test_thread_keeps_the_error_that_stopped_it(make: EntryMaker) -> None:
     assert not worker.running
 
 
-class ConfirmTimes(FakeSender):
-    """Notes when each batch was handed over and when its confirm returned (for the
-    exactly-once producer: its commit)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.started: list[float] = []
-        self.confirmed: list[float] = []
-
-    def start(
-        self,
-        records: Sequence[OutgoingRecord],
-        timeout_s: float | None = None,
-        cancel: threading.Event | None = None,
-    ) -> Confirm:
-        self.started.append(time.monotonic())
-        confirm = super().start(records, timeout_s, cancel)
-
-        def timed() -> None:
-            confirm()
-            self.confirmed.append(time.monotonic())
-
-        return timed
-
-
-class WaitingService(ScriptedService):
-    """Waits as the store does when asked to: a timeout <= 0 blocks until a batch is there
-    (or the worker stops)."""
-
-    def __init__(self, batches: list[list[Entry]]) -> None:
-        super().__init__(batches)
-        self.woken = False
-
-    def get_without_ack(
-        self,
-        client: ClientIdentity,
-        batch_size: int,
-        timeout_s: float | None = None,
-        *,
-        idle_wait_s: float | None = None,
-    ) -> Message:
-        if timeout_s is not None and timeout_s <= 0:
-            with self._cond:
-                self._cond.wait_for(lambda: self.woken or self._next_index() < len(self.batches))
-        return super().get_without_ack(client, batch_size, timeout_s, idle_wait_s=idle_wait_s)
-
-    def wake(self, client: ClientIdentity) -> None:
-        with self._cond:
-            self.woken = True
-            self._cond.notify_all()
-        super().wake(client)
-
-
 @pytest.mark.parametrize("get_timeout_s", [2.0, 0.0])  # 0: block for a full batch
 def test_a_batch_is_confirmed_at_once_when_nothing_follows_it(
     make: EntryMaker, get_timeout_s: float
@@ -440,9 +386,11 @@ def test_a_batch_is_confirmed_at_once_when_nothing_follows_it(
     """A quiet source: the get after a batch must not hold back its confirmation (and, in
     exactly-once delivery, its commit) for the get's timeout, or forever; nor the progress's
     ``caught_up``."""
-    sender = ConfirmTimes()
+    sender = FakeSender()
     settings = WorkerSettings(get_timeout_s=get_timeout_s, idle_interval_s=0)
-    worker = MqWorker(CLIENT, WaitingService([transaction(make, "1")]), builder(), sender, settings)
+    worker = MqWorker(
+        CLIENT, ScriptedService([transaction(make, "1")]), builder(), sender, settings
+    )
     worker.start()
     try:
         deadline = time.monotonic() + 5
