@@ -44,10 +44,11 @@ LIMIT = DEFAULT_MAX_RECORD_BYTES - RECORD_OVERHEAD - RENDER_HEADROOM  # as the e
 def read_range(
     start: EntryPosition, end: tuple[str, int], sent: Callable[[bytes], None] | None = None
 ) -> float:
-    """Reads from ``start`` to the event that ends at ``end`` as the child does; its CPU s
+    """Reads from ``start`` to the event that ends at ``end`` as the child of a FlatMessage
+    destination does (without the BEGINs: ``runner.build_instance``); its CPU s
     (from the first entry on: connecting and preflight are left out). ``sent`` is given each
     batch's data as the child would send it."""
-    parser = BinlogParser(source(), encode_event=EventRenderer(LIMIT))
+    parser = BinlogParser(source(), encode_event=EventRenderer(LIMIT), begins=False)
     encoder = EntryEncoder(functools.partial(render_rows, limit=LIMIT))
     send = sent or _ignore
     batch: list[Any] = []

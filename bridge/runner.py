@@ -53,9 +53,15 @@ def build_instance(
     encoder: RowsEncoder,
     ha: HaNode | None = None,
 ) -> Instance:
-    """The destination's instance; its binlog reader may encode ahead as ``encoder`` allows."""
+    """The destination's instance; its binlog reader may encode ahead as ``encoder`` allows,
+    and leaves out the transaction BEGINs it makes nothing of."""
     placed = parser_placement(destination, len(config.destinations))
-    return Instance(placed, build_meta(config, ha), ahead=encoder.ahead())
+    return Instance(
+        placed,
+        build_meta(config, ha),
+        ahead=encoder.ahead(),
+        begins=not encoder.rows_only,
+    )
 
 
 def parser_placement(destination: DestinationConfig, destinations: int) -> DestinationConfig:

@@ -109,9 +109,13 @@ class Instance:
         find_start: FindStart | None = None,
         *,
         ahead: AheadEncoding | None = None,
+        begins: bool = True,
     ) -> None:
         """``ahead``: how the binlog reader's process may encode rows events ahead of their
-        batch, as the destination's encoder says (``RowsEncoder.ahead``)."""
+        batch, as the destination's encoder says (``RowsEncoder.ahead``); ``begins``: whether
+        the binlog reader gives transactions their TRANSACTIONBEGIN entry (not when the
+        encoder makes nothing of it, ``RowsEncoder.rows_only``: a third of the entries of
+        one-row transactions, stored and freed for nothing)."""
         self.config = config
         self.destination = config.name
         self.identity = LogIdentity(config.source.address, config.source.slave_id)
@@ -138,6 +142,7 @@ class Instance:
         # reader's process may encode rows ahead (a snapshot needs the keys of rows events).
         self._parser_factory = parser_factory
         self._ahead = ahead
+        self._begins = begins
         self.parser: EntryReader | None = None
         self._parser_lock = threading.Lock()
         self._snapshot_planned = False
@@ -532,7 +537,7 @@ class Instance:
                 else:
                     # Rows encoded ahead hide their images; a snapshot needs their keys.
                     ahead = self._ahead if self._snapshot_plan is None else None
-                    self.parser = _default_parser(self.config, ahead)
+                    self.parser = _default_parser(self.config, ahead, self._begins)
             if self._stopping.is_set() or self._requests:
                 self.parser.stop()  # a request came while it was built: restart at once
             return self.parser
@@ -544,7 +549,9 @@ class Instance:
         return max(0.0, time.time() - self.last_event_ms / 1000)
 
 
-def _default_parser(config: DestinationConfig, ahead: AheadEncoding | None) -> EntryReader:
+def _default_parser(
+    config: DestinationConfig, ahead: AheadEncoding | None, begins: bool
+) -> EntryReader:
     values = decode_options(config)
     # 'auto' left undecided (an instance built without a runner) is one destination alone.
     if config.parser_process is not False:
@@ -555,12 +562,14 @@ def _default_parser(config: DestinationConfig, ahead: AheadEncoding | None) -> E
             destination=config.name,
             ahead=ahead_where_allowed(config, ahead),
             values=values,
+            begins=begins,
         )
     return BinlogParser(
         config.source,
         time_zone=config.timestamp_time_zone,
         heartbeat_period_s=config.heartbeat_period_s,
         values=values,
+        begins=begins,
     )
 
 

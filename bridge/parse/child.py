@@ -72,6 +72,8 @@ class ChildSpec:
     values: DecodeOptions | None = None
     # AheadEncoding.encode_event: rows events written from their bytes, before decoding.
     encode_event: EventEncode | None = None
+    # Whether transactions start with a TRANSACTIONBEGIN entry (BinlogParser's ``begins``).
+    begins: bool = True
 
 
 class ParserProcess:
@@ -86,12 +88,14 @@ class ParserProcess:
         destination: str = "",
         ahead: AheadEncoding | None = None,
         values: DecodeOptions | None = None,
+        begins: bool = True,
     ) -> None:
         """``ahead``: how the child writes rows events in the output format, or None to send
         rows (the instance says where: ``bridge.instance.instance.ahead_where_allowed``);
-        ``values``: how the child spells values, as ``BinlogParser`` takes it."""
+        ``values`` and ``begins``: as ``BinlogParser`` takes them."""
         self._source = source
         self._values = values
+        self._begins = begins
         self._ahead = ahead
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
@@ -163,6 +167,7 @@ class ParserProcess:
             encode_ahead=self._ahead.encode if self._ahead is not None else None,
             values=self._values,
             encode_event=self._ahead.encode_event if self._ahead is not None else None,
+            begins=self._begins,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -254,6 +259,7 @@ def main() -> int:
         before_read=batcher.before_read,
         values=spec.values,
         encode_event=spec.encode_event,
+        begins=spec.begins,
     )
     try:
         for group in parser.flat_batches(spec.start):

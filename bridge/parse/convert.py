@@ -1,9 +1,11 @@
 """Turn binlog events into canal Entries.
 
 A transaction becomes TRANSACTIONBEGIN, one ROWDATA entry per rows event, TRANSACTIONEND (with
-the XID); a DDL statement becomes one ROWDATA entry typed like canal's SimpleDdlParser; idle
-heartbeats become HEARTBEAT entries. Each header carries the position where its event starts
-and the GTID of its transaction.
+the XID). Without ``begins`` its BEGIN is left out: for a destination whose output has no use
+for it (a FlatMessage has none), as nothing else reads it (the END alone marks the boundary a
+cursor moves to). A DDL statement becomes one ROWDATA entry typed like canal's
+SimpleDdlParser; idle heartbeats become HEARTBEAT entries. Each header carries the position
+where its event starts and the GTID of its transaction.
 
 Every event arrives as ``RawEvent`` bytes (``bridge.parse.framing``) and is read here: the event
 table of ``bridge.parse.events`` says which types are decoded, which carry nothing a row-based
@@ -136,12 +138,16 @@ class EventConverter:
         journal_name: str = "",
         values: DecodeOptions | None = None,
         encode_event: EventEncode | None = None,
+        *,
+        begins: bool = True,
     ) -> None:
         """``values``: how values are spelled (``mq.value_mode``, ``mq.binary_encoding``);
         its time zone is replaced by ``time_zone``. ``encode_event``: writes a rows event's
         rows in the output format from its bytes (``AheadEncoding.encode_event``), tried
-        before they are decoded."""
+        before they are decoded. ``begins``: whether transactions start with a
+        TRANSACTIONBEGIN entry (module docstring)."""
         self._live = live_schema
+        self._begins = begins
         self._encode_event = encode_event
         # The limit of a compiled encoder, whose rows events the compiled read loop writes.
         self._compiled_limit: int | None = getattr(encode_event, "compiled_limit", None)
@@ -180,7 +186,7 @@ class EventConverter:
         if code == _MARIADB_GTID:
             *_, seq_no, domain_id, flags = _MARIADB_GTID_EVENT.unpack_from(raw.data)
             self._gtid = f"{domain_id}-{raw.server_id}-{seq_no}"
-            if flags & MARIADB_GTID_STANDALONE:
+            if flags & MARIADB_GTID_STANDALONE or not self._begins:
                 return _NO_ENTRIES
             return (self._entry(raw, TRANSACTION_BEGIN),)
         if code in events.GTID_EVENTS:
@@ -355,7 +361,8 @@ class EventConverter:
             )
             self._gtid = f"{domain_id}-{server_id}-{seq_no}"
             # A standalone GTID (a DDL's) opens no transaction: its statement is the entry.
-            kind = None if flags & MARIADB_GTID_STANDALONE else _TRANSACTION_BEGIN
+            begins = self._begins and not flags & MARIADB_GTID_STANDALONE
+            kind = _TRANSACTION_BEGIN if begins else None
             transaction_id = ""
         else:
             layout = self._rows_layouts.get(code)
@@ -528,7 +535,7 @@ class EventConverter:
         sql, schema = query.sql, query.schema
         control = is_transaction_control(sql)
         if control == "BEGIN":
-            return (self._entry(raw, EntryType.TRANSACTIONBEGIN),)
+            return (self._entry(raw, EntryType.TRANSACTIONBEGIN),) if self._begins else ()
         if control == "COMMIT":
             return (self._entry(raw, EntryType.TRANSACTIONEND),)
         if sql.lstrip().lower().startswith(_DML_WORDS):

@@ -91,12 +91,15 @@ class BinlogParser:
         before_read: Callable[[bool], None] | None = None,
         values: DecodeOptions | None = None,
         encode_event: EventEncode | None = None,
+        begins: bool = True,
     ) -> None:
         """``before_read`` runs before each read of the dump socket (``EventReader``);
         ``values`` says how values are spelled (default: faithful, latin1);
         ``encode_event``: ``AheadEncoding.encode_event``, tried on each rows event before
-        its rows are decoded (in the binlog reader's process)."""
+        its rows are decoded (in the binlog reader's process); ``begins``: whether
+        transactions start with a TRANSACTIONBEGIN entry (``EventConverter``)."""
         self._source = source
+        self._begins = begins
         self._values = values
         self._encode_event = encode_event
         self._before_read = before_read
@@ -154,6 +157,7 @@ class BinlogParser:
         resume = start
         # Where a new dump starts: at this transaction's BEGIN, or after its END or DDL (the
         # position is made only when needed: two objects per one-row transaction otherwise).
+        # Without BEGINs, after the last END or DDL: where the next transaction starts.
         boundary: Entry | FlatEntry | None = None
         after_boundary = False
         last: Entry | FlatEntry | None = None  # the last entry yielded, heartbeats aside
@@ -217,6 +221,7 @@ class BinlogParser:
                 start.journal_name or "",
                 self._values,
                 self._encode_event,
+                begins=self._begins,
             )
             stopped = self._stopping.is_set
             # Converted here, outside ``_reads``: its handlers are for the dump's errors,

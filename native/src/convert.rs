@@ -79,6 +79,8 @@ struct Converter<'py> {
     journal: Bound<'py, PyAny>,
     gtid: Bound<'py, PyAny>,
     gtid_changed: bool,
+    /// Whether a transaction's GTID gives a TRANSACTIONBEGIN entry (the converter's `_begins`).
+    begins: bool,
     last_log_pos: Option<u32>,
     last_table_map: Bound<'py, PyBytes>,
     tables: Bound<'py, PyDict>,
@@ -92,6 +94,7 @@ impl<'py> Converter<'py> {
             journal: converter.getattr(intern!(py, "_journal"))?,
             gtid: converter.getattr(intern!(py, "_gtid"))?,
             gtid_changed: false,
+            begins: converter.getattr(intern!(py, "_begins"))?.extract()?,
             last_log_pos: None,
             last_table_map: converter
                 .getattr(intern!(py, "_last_table_map"))?
@@ -327,7 +330,7 @@ pub fn flat_events<'py>(
                     state.last_log_pos = Some(header.log_pos);
                 }
                 // A standalone GTID (a DDL's) opens no transaction: its statement is the entry.
-                if flags & MARIADB_GTID_STANDALONE == 0 {
+                if state.begins && flags & MARIADB_GTID_STANDALONE == 0 {
                     let begin = intern!(py, "TRANSACTIONBEGIN");
                     out.append(state.marker(py, &header, begin, PyString::new(py, ""))?)?;
                 }

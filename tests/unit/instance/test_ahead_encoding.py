@@ -1,6 +1,7 @@
 """Where the binlog reader's process encodes rows events ahead of their batch: only with the
 compiled FlatMessage encoder, only where nothing after the reader reads row images, only well
-below the record limit."""
+below the record limit. And when it leaves the transaction BEGINs out: when the destination's
+format makes nothing of them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, cast
 
 import pytest
 
-from bridge import native
+from bridge import native, runner
 from bridge.config import parse_config
 from bridge.config.models import DestinationConfig
 from bridge.entry import AheadEncoding
@@ -63,3 +64,19 @@ def test_not_when_the_record_limit_leaves_no_room() -> None:
 
 def test_not_without_the_compiled_path() -> None:
     assert ahead(compiled=None) is None
+
+
+@pytest.mark.parametrize(
+    ("flat_message", "begins"), [(True, False), (False, True)], ids=["FlatMessage", "protobuf"]
+)
+def test_the_binlog_reader_keeps_the_begins_only_for_a_format_that_writes_them(
+    monkeypatch: pytest.MonkeyPatch, flat_message: bool, begins: bool
+) -> None:
+    # A FlatMessage is made of rows alone; canal's protobuf Message carries the markers.
+    data = with_("destinations.0.mq.flat_message", flat_message)
+    config = parse_config(with_("meta.store", "memory", data), environ={})
+    destination = config.destinations[0]
+    built: dict[str, Any] = {}
+    monkeypatch.setattr(runner, "Instance", lambda *_, **options: built.update(options))
+    runner.build_instance(config, destination, rows_encoder(destination.mq, 1_000_000))
+    assert built["begins"] is begins

@@ -25,7 +25,7 @@ from bridge.parse.events import EVENT_TYPES, HEADER, Handling
 from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedBinlogEvent
 from bridge.parse.framing import RawEvent
 from bridge.parse.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
-from bridge.parse.wire import EntryEncoder
+from bridge.parse.wire import FLAT_ENTRY_TYPE, EntryEncoder
 from tests.native_paths import compiled_module
 
 from .rowbytes import packed_int
@@ -40,9 +40,11 @@ class _NoLiveSchema:
         return None
 
 
-def _converter(encode_event: EventEncode | None = None) -> EventConverter:
+def _converter(encode_event: EventEncode | None = None, *, begins: bool = True) -> EventConverter:
     live: Any = _NoLiveSchema()
-    return EventConverter(live, dt.UTC, "mysql-bin.000007", encode_event=encode_event)
+    return EventConverter(
+        live, dt.UTC, "mysql-bin.000007", encode_event=encode_event, begins=begins
+    )
 
 
 def _event(code: int, body: bytes, log_pos: int, checksum: bool = False) -> bytes:
@@ -417,3 +419,43 @@ def test_a_read_comes_in_groups_of_group_entries(loop: bool) -> None:
     assert converter.reads_compiled is loop
     groups = list(converter.convert_read(_stream(False)[:8] * 300, False, flat=True))
     assert [len(group) for group in groups] == [GROUP_ENTRIES, GROUP_ENTRIES, 2100 - 2048]
+
+
+def _mysql_transaction() -> list[bytes]:
+    """A MySQL-style transaction: a QUERY BEGIN (MySQL's GTID event is no entry) and an XID."""
+    return [_event(E.QUERY_EVENT, _query("BEGIN"), 600), _event(E.XID_EVENT, _xid(9), 650)]
+
+
+@pytest.mark.parametrize("path", ["compiled loop", "event by event", "convert_raw"])
+def test_without_begins_a_read_gives_every_entry_but_the_begins(path: str) -> None:
+    # A destination whose output has no use for TRANSACTIONBEGIN (FlatMessage) has its
+    # binlog reader leave them out, on each path through the converter: the rest is the same.
+    compiled_module()
+    renderer = EventRenderer(1 << 20)
+
+    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
+        return renderer(*fields)
+
+    read = [*_stream(False), *_mysql_transaction()]
+
+    def made(begins: bool) -> list[Any]:
+        converter = _converter(
+            renderer if path == "compiled loop" else without_the_loop, begins=begins
+        )
+        assert converter.reads_compiled is (path == "compiled loop")
+        if path == "convert_raw":
+            return [e for data in read for e in converter.convert_raw(RawEvent(data, False))]
+        return [e for group in converter.convert_read(read, False, flat=True) for e in group]
+
+    with_begins, without = made(True), made(False)
+    kinds = [_kind(e) for e in with_begins]
+    assert kinds.count("TRANSACTIONBEGIN") == 2
+    kept = [e for e, kind in zip(with_begins, kinds, strict=True) if kind != "TRANSACTIONBEGIN"]
+    assert marshal.loads(EntryEncoder().encode(without)) == marshal.loads(
+        EntryEncoder().encode(kept)
+    )
+
+
+def _kind(entry: Any) -> str:
+    """A flat or plain entry's type value."""
+    return str(entry[FLAT_ENTRY_TYPE] if isinstance(entry, tuple) else entry.entry_type.value)

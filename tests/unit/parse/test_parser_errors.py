@@ -64,8 +64,7 @@ class _Dump:
         pass
 
 
-@pytest.fixture
-def parser(monkeypatch: pytest.MonkeyPatch) -> parser_module.BinlogParser:
+def _parser(monkeypatch: pytest.MonkeyPatch, *, begins: bool = True) -> parser_module.BinlogParser:
     facts = SourceFacts(1, "10.11.0-MariaDB", True, True, dt.UTC)
     _Dump.opened = 0
     _Dump.served = [[_event(STOP_EVENT)]]
@@ -73,9 +72,14 @@ def parser(monkeypatch: pytest.MonkeyPatch) -> parser_module.BinlogParser:
     monkeypatch.setattr(parser_module, "open_connection", lambda _: contextlib.nullcontext())
     monkeypatch.setattr(parser_module, "LiveSchema", lambda _: None)
     source = SourceAccess("db:3306", "db", 3306, "u", None, 7, None, 1.0)
-    made = parser_module.BinlogParser(source, max_backoff_s=0.01)
+    made = parser_module.BinlogParser(source, max_backoff_s=0.01, begins=begins)
     monkeypatch.setattr(made, "preflight", lambda: facts)
     return made
+
+
+@pytest.fixture
+def parser(monkeypatch: pytest.MonkeyPatch) -> parser_module.BinlogParser:
+    return _parser(monkeypatch)
 
 
 def _entries(parser: parser_module.BinlogParser) -> Iterator[Any]:
@@ -154,6 +158,41 @@ def test_a_retry_after_flat_entries_resumes_at_their_boundary(
         "TRANSACTIONEND",
         "HEARTBEAT",
     ][:events]
+    assert f"retrying from mariadb-bin.000001:{resumed_at} " in warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("events", "kinds", "resumed_at"),
+    [
+        (1, [], 4),
+        (2, ["TRANSACTIONEND"], 231),
+        (3, ["TRANSACTIONEND"], 231),
+    ],
+    ids=[
+        "inside the first transaction: from the start",
+        "after its END: from the END's end",
+        "inside the next one: from the END's end, where it began",
+    ],
+)
+def test_without_begins_a_retry_resumes_after_the_last_end(
+    monkeypatch: pytest.MonkeyPatch, events: int, kinds: list[str], resumed_at: int
+) -> None:
+    # A binlog reader that leaves the BEGINs out (FlatMessage) has the ENDs alone for
+    # boundaries: where the last one ends, the next transaction begins.
+    parser = _parser(monkeypatch, begins=False)
+    gtid, xid = _gtid_then_xid()
+    next_gtid = HEADER.pack(1_700_000_000, MARIADB_GTID_EVENT, 1, 32, 263, 0) + struct.pack(
+        "<QIB", 10, 0, 0
+    )
+    _Dump.served = [[gtid, xid, next_gtid][:events]]
+    warnings: list[str] = []
+    monkeypatch.setattr(
+        parser_module.log, "warning", lambda text, *args: warnings.append(text % args)
+    )
+    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
+    start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
+    handed = [entry for group in parser.flat_batches(start) for entry in group]
+    assert [_kind_of(entry) for entry in handed] == kinds
     assert f"retrying from mariadb-bin.000001:{resumed_at} " in warnings[0]
 
 
