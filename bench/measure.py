@@ -23,6 +23,9 @@ import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# How often ``wait_for_rows`` asks: every 20 ms near the end, every 50 ms until the first rows
+# come, at most a quarter second apart.
+MIN_POLL_S, FIRST_POLL_S, MAX_POLL_S = 0.02, 0.05, 0.25
 ROWS_METRIC = re.compile(r'^canal_bridge_rows_total\{destination="([^"]+)"\} ([0-9.e+]+)$', re.M)
 
 
@@ -261,19 +264,25 @@ class BridgeRun:
         """Blocks until ``expected`` rows are acked; returns when that was seen.
 
         The metrics endpoint costs the bridge CPU, so it is asked rarely while much is left
-        (half the time the rest should take at the rate seen so far, at most 1 s) and every
-        20 ms near the end."""
+        (half the time the rest should take at the rate seen since the first rows came, at
+        most ``MAX_POLL_S``) and every 20 ms near the end. The rate counts from the first
+        rows acked, not from the call: counted from the call, the start-up's empty polls
+        made a one-second run look slow, and the next poll came up to a second late."""
         deadline = time.monotonic() + timeout_s
-        began = time.monotonic()
+        first: tuple[float, int] | None = None  # when rows were first seen acked, and how many
         while (acked := self.rows_acked()) < expected:
             self.check_alive()
             self.note_peaks()
             now = time.monotonic()
             if now > deadline:
                 raise TimeoutError(f"{acked} of {expected} rows acked within {timeout_s}s")
-            rate = acked / (now - began) if acked else 0.0
-            wait = (expected - acked) / rate / 2 if rate else 0.2
-            time.sleep(min(1.0, max(0.02, wait)))
+            if first is None and acked:
+                first = (now, acked)
+            wait = FIRST_POLL_S
+            if first is not None and now > first[0] and acked > first[1]:
+                rate = (acked - first[1]) / (now - first[0])
+                wait = (expected - acked) / rate / 2
+            time.sleep(min(MAX_POLL_S, max(MIN_POLL_S, wait)))
         return time.monotonic()
 
     def note_peaks(self) -> None:
