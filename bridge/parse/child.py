@@ -74,6 +74,8 @@ class ChildSpec:
     encode_event: EventEncode | None = None
     # Whether transactions start with a TRANSACTIONBEGIN entry (BinlogParser's ``begins``).
     begins: bool = True
+    # What the instance's preflight found, so that the child starts without its own.
+    facts: SourceFacts | None = None
 
 
 class ParserProcess:
@@ -96,6 +98,7 @@ class ParserProcess:
         self._source = source
         self._values = values
         self._begins = begins
+        self._facts: SourceFacts | None = None
         self._ahead = ahead
         self._time_zone = time_zone
         self._heartbeat_s = heartbeat_period_s
@@ -112,7 +115,10 @@ class ParserProcess:
         return self._caught_up
 
     def preflight(self) -> SourceFacts:
-        return preflight(self._source, self._time_zone)  # in this process
+        """The source's facts, found in this process; the child is given the last ones
+        (each connection at start costs it a TLS handshake and round trips)."""
+        self._facts = preflight(self._source, self._time_zone)
+        return self._facts
 
     def stop(self) -> None:
         """Ends ``entries()`` promptly: the child is killed, its pipe ends."""
@@ -168,6 +174,7 @@ class ParserProcess:
             values=self._values,
             encode_event=self._ahead.encode_event if self._ahead is not None else None,
             begins=self._begins,
+            facts=self._facts,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -260,6 +267,7 @@ def main() -> int:
         values=spec.values,
         encode_event=spec.encode_event,
         begins=spec.begins,
+        facts=spec.facts,
     )
     try:
         for group in parser.flat_batches(spec.start):

@@ -16,8 +16,8 @@ A replica asks for the binlog in four steps (MySQL's ``COM_REGISTER_SLAVE`` and
 
 From then on the connection carries binlog events only; ``EventReader`` frames them. PyMySQL
 has no public API for sending a replication command or reading its raw input: those few
-private uses (``PYMYSQL_PRIVATE_NAMES``) live here and in ``EventReader`` only, and a unit
-test fails by name if a PyMySQL upgrade removes one.
+private uses (``PYMYSQL_PRIVATE_NAMES``) live here, in ``EventReader`` and in
+``SourceConnection`` only, and a unit test fails by name if a PyMySQL upgrade removes one.
 """
 
 from __future__ import annotations
@@ -29,13 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import pymysql
-
 from bridge.parse.access import Source
 from bridge.parse.exceptions import SourceMisconfigured
 from bridge.parse.framing import EventReader
 from bridge.parse.gtid import is_mariadb_gtid_set, parse_gtid_set
-from bridge.parse.source import connection_settings
+from bridge.parse.source import SourceConnection, connection_settings
 
 COM_REGISTER_SLAVE = 0x15
 COM_BINLOG_DUMP = 0x12
@@ -45,7 +43,14 @@ BINLOG_THROUGH_GTID = 0x04
 FIRST_EVENT_POSITION = 4
 MAX_HEARTBEAT_S = 4294967  # the server's limit for @master_heartbeat_period, in seconds
 # The pymysql internals this module and EventReader use (checked by a unit test).
-PYMYSQL_PRIVATE_NAMES = ("_write_bytes", "_read_packet", "_next_seq_id", "_rfile", "_sock")
+PYMYSQL_PRIVATE_NAMES = (
+    "_write_bytes",
+    "_read_packet",
+    "_next_seq_id",
+    "_rfile",
+    "_sock",
+    "_create_ssl_ctx",  # bridge.parse.source.SourceConnection
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +78,7 @@ class DumpConnection:
         request: DumpRequest,
         before_read: Callable[[bool], None] | None = None,
     ) -> None:
-        self._conn: Any = pymysql.connect(**connection_settings(source))
+        self._conn: Any = SourceConnection(**connection_settings(source))
         try:
             self.checksum = _negotiate(self._conn, request)
             _send(self._conn, COM_REGISTER_SLAVE, _registration(request.slave_id))

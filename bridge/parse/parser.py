@@ -92,14 +92,18 @@ class BinlogParser:
         values: DecodeOptions | None = None,
         encode_event: EventEncode | None = None,
         begins: bool = True,
+        facts: SourceFacts | None = None,
     ) -> None:
         """``before_read`` runs before each read of the dump socket (``EventReader``);
         ``values`` says how values are spelled (default: faithful, latin1);
         ``encode_event``: ``AheadEncoding.encode_event``, tried on each rows event before
         its rows are decoded (in the binlog reader's process); ``begins``: whether
-        transactions start with a TRANSACTIONBEGIN entry (``EventConverter``)."""
+        transactions start with a TRANSACTIONBEGIN entry (``EventConverter``); ``facts``:
+        what a preflight of the source has just found (the instance's, given to its binlog
+        reader's process), so that reading starts without a preflight of its own."""
         self._source = source
         self._begins = begins
+        self._facts = facts
         self._values = values
         self._encode_event = encode_event
         self._before_read = before_read
@@ -153,7 +157,7 @@ class BinlogParser:
         return self._stream(start, flat=True)
 
     def _stream(self, start: EntryPosition, *, flat: bool) -> Iterator[Sequence[Entry | FlatEntry]]:
-        facts = self.preflight()
+        facts = self._facts or self.preflight()
         resume = start
         # Where a new dump starts: at this transaction's BEGIN, or after its END or DDL (the
         # position is made only when needed: two objects per one-row transaction otherwise).

@@ -123,6 +123,14 @@ def test_cold_cache_without_tls_goes_through_rsa(
     assert rsa_exchanges == [1]
 
 
+def test_tls_the_server_offers_is_taken_without_source_ssl(
+    mysql: MysqlEndpoint, sha2_account: Account
+) -> None:
+    # As PyMySQL does on its own; its context is shared by the process's connections
+    # (SourceConnection), which must still encrypt.
+    assert _cipher(_source(mysql, sha2_account)), "the connection is encrypted"
+
+
 def test_cold_cache_over_verified_tls_needs_no_rsa(
     mysql: MysqlEndpoint, sha2_account: Account, rsa_exchanges: list[int]
 ) -> None:

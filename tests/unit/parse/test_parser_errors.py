@@ -64,16 +64,18 @@ class _Dump:
         pass
 
 
-def _parser(monkeypatch: pytest.MonkeyPatch, *, begins: bool = True) -> parser_module.BinlogParser:
-    facts = SourceFacts(1, "10.11.0-MariaDB", True, True, dt.UTC)
+FACTS = SourceFacts(1, "10.11.0-MariaDB", True, True, dt.UTC)
+
+
+def _parser(monkeypatch: pytest.MonkeyPatch, **options: Any) -> parser_module.BinlogParser:
     _Dump.opened = 0
     _Dump.served = [[_event(STOP_EVENT)]]
     monkeypatch.setattr(parser_module, "DumpConnection", _Dump)
     monkeypatch.setattr(parser_module, "open_connection", lambda _: contextlib.nullcontext())
     monkeypatch.setattr(parser_module, "LiveSchema", lambda _: None)
     source = SourceAccess("db:3306", "db", 3306, "u", None, 7, None, 1.0)
-    made = parser_module.BinlogParser(source, max_backoff_s=0.01, begins=begins)
-    monkeypatch.setattr(made, "preflight", lambda: facts)
+    made = parser_module.BinlogParser(source, max_backoff_s=0.01, **options)
+    monkeypatch.setattr(made, "preflight", lambda: FACTS)
     return made
 
 
@@ -194,6 +196,22 @@ def test_without_begins_a_retry_resumes_after_the_last_end(
     handed = [entry for group in parser.flat_batches(start) for entry in group]
     assert [_kind_of(entry) for entry in handed] == kinds
     assert f"retrying from mariadb-bin.000001:{resumed_at} " in warnings[0]
+
+
+def test_given_facts_the_stream_starts_without_a_preflight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The binlog reader's process is given the instance's preflight: no connection of its own.
+    parser = _parser(monkeypatch, facts=FACTS)
+
+    def preflight() -> SourceFacts:
+        raise AssertionError("a second preflight")
+
+    monkeypatch.setattr(parser, "preflight", preflight)
+    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
+    _Dump.served = [[_event(HEARTBEAT_EVENT)]]
+    kinds = [entry.entry_type for entry in _entries(parser)]
+    assert kinds == [EntryType.HEARTBEAT]
 
 
 def test_stop_ends_the_entries_inside_a_read(
