@@ -73,6 +73,12 @@ class Compiled(Protocol):
         insert, 1 update, 2 delete), or None where the pure-Python path must decide."""
         ...
 
+    def read_end(
+        self, events: list[bytes], checksum: bool, journal: str, position: int
+    ) -> tuple[str, int]:
+        """Where a read of ``events`` leaves the binlog (``bridge.parse.framing.read_end``)."""
+        ...
+
     def binlog_events(self, buffer: bytes, at: int, events: list[bytes]) -> int:
         """Appends the event of each whole packet of ``buffer`` from ``at`` on that carries
         one (continuation packets joined) to ``events``; returns where the first packet it did

@@ -28,11 +28,10 @@ from bridge.entry import (
     EventEncode,
 )
 from bridge.parse.access import Source
-from bridge.parse.codes import EventCode
 from bridge.parse.convert import EventConverter
 from bridge.parse.dump import DumpConnection, DumpRequest
-from bridge.parse.events import CHECKSUM_SIZE, HEADER_SIZE, LOG_POS_AT, rotation
 from bridge.parse.exceptions import SourceUnreachable, start_refused
+from bridge.parse.framing import read_end
 from bridge.parse.schema import LiveSchema
 from bridge.parse.source import (
     SourceFacts,
@@ -54,7 +53,6 @@ from bridge.position import EntryPosition, position_of, resume_position_after
 log = logging.getLogger(__name__)
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
-_LOG_POS = struct.Struct("<I")  # an event's log_pos, at LOG_POS_AT of its header
 
 
 class EntryReader(Protocol):
@@ -273,8 +271,6 @@ class BinlogParser:
         end in a checksum. A lost dump connection is reconnected once from the end of the
         last read's events: the consumer has taken them all by the time the next read is
         asked for."""
-        rotate = EventCode.ROTATE_EVENT
-        log_pos_of = _LOG_POS.unpack_from
         request = self._request(facts, start)
         dump: DumpConnection | None = None
         try:
@@ -303,15 +299,12 @@ class BinlogParser:
                     raise SourceUnreachable(
                         f"the source {self._source.address} ended the binlog stream"
                     )
-                if min(map(len, ready)) < HEADER_SIZE:  # a broken stream: retried as a lost one
-                    raise ValueError(f"a binlog event shorter than its {HEADER_SIZE}-byte header")
+                # Where the read ends, for a reconnect; a short event raises: a broken stream,
+                # retried as a lost one.
+                end = read_end(ready, checksum, journal, position)
                 reconnected = False
                 yield ready
-                for data in ready:  # where the read ends, for a reconnect
-                    if data[4] == rotate:
-                        position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
-                    elif log_pos := log_pos_of(data, LOG_POS_AT)[0]:
-                        position = log_pos
+                journal, position = end
         except pymysql.MySQLError as exc:
             if self._stopping.is_set():
                 return

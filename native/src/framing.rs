@@ -5,6 +5,8 @@
 //! not an event packet (an error or EOF packet) or not whole yet is left where it starts,
 //! for the Python loop to read as before.
 
+use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
@@ -28,4 +30,56 @@ pub fn binlog_events(buffer: &[u8], at: usize, events: &Bound<'_, PyList>) -> Py
         at = next;
     }
     Ok(at)
+}
+
+/// The header's length, where its log_pos sits, and the ROTATE event's type code.
+const HEADER_SIZE: usize = 19;
+const LOG_POS_AT: usize = 13;
+const CHECKSUM_SIZE: usize = 4;
+const ROTATE_EVENT: u8 = 4;
+
+/// `bridge.parse.framing.read_end`: where a read of `events` leaves the binlog, given where
+/// the read before left it (`journal`, `position`): the file of the last ROTATE and the last
+/// non-zero log_pos after it. An event shorter than its header raises ValueError (a broken
+/// stream); a ROTATE's file name is decoded by Python's `bytes.decode`, so an invalid one
+/// raises as there.
+#[pyfunction]
+pub fn read_end<'py>(
+    events: &Bound<'py, PyList>,
+    checksum: bool,
+    journal: Bound<'py, PyAny>,
+    position: u64,
+) -> PyResult<(Bound<'py, PyAny>, u64)> {
+    let py = events.py();
+    let (mut journal, mut position) = (journal, position);
+    for item in events.iter() {
+        let data = item.cast::<PyBytes>()?.as_bytes();
+        if data.len() < HEADER_SIZE {
+            return Err(PyValueError::new_err(format!(
+                "a binlog event shorter than its {HEADER_SIZE}-byte header"
+            )));
+        }
+        if data[4] == ROTATE_EVENT {
+            // As `bridge.parse.events.rotation`, slices and all (a short body reads short).
+            let body_end = data.len() - if checksum { CHECKSUM_SIZE } else { 0 };
+            let at = (HEADER_SIZE + 8).min(data.len());
+            position = le(&data[HEADER_SIZE..at]);
+            let name = &data[at..body_end.max(at)];
+            journal = PyBytes::new(py, name).call_method0(intern!(py, "decode"))?;
+        } else {
+            let log_pos = le(&data[LOG_POS_AT..LOG_POS_AT + 4]);
+            if log_pos != 0 {
+                position = log_pos;
+            }
+        }
+    }
+    Ok((journal, position))
+}
+
+/// A little-endian unsigned integer of up to 8 bytes.
+fn le(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .rev()
+        .fold(0, |value, &byte| value << 8 | u64::from(byte))
 }

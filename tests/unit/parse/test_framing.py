@@ -14,7 +14,9 @@ import pymysql
 import pytest
 
 from bridge import native
-from bridge.parse.framing import MAX_PACKET, EventReader
+from bridge.parse.codes import EventCode
+from bridge.parse.events import HEADER
+from bridge.parse.framing import MAX_PACKET, EventReader, read_end
 from tests.native_paths import compiled_module
 
 
@@ -175,3 +177,40 @@ def test_next_events_hands_out_what_one_read_holds_after_what_next_event_left(
     assert [event for events in handed for event in events or []] == [b"e1", b"e2", b"e3", b"e4"]
     source.sendall(_raw_packet(b"\xfe\x00\x00\x02\x00"))
     assert reader.next_events() is None
+
+
+def _event(code: int, log_pos: int, body: bytes = b"", checksum: bool = False) -> bytes:
+    tail = b"\1\2\3\4" if checksum else b""
+    return HEADER.pack(1_700_000_000, code, 1, 19 + len(body) + len(tail), log_pos, 0) + body + tail
+
+
+def _rotate(position: int, name: bytes, checksum: bool = False) -> bytes:
+    return _event(EventCode.ROTATE_EVENT, 0, position.to_bytes(8, "little") + name, checksum)
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+def test_a_read_ends_at_the_last_log_pos_after_its_last_rotate(checksum: bool) -> None:
+    beat = _event(EventCode.HEARTBEAT_LOG_EVENT, 0, checksum=checksum)  # no log_pos
+    events = [
+        _event(EventCode.XID_EVENT, 500, b"\0" * 8, checksum),
+        beat,
+        _rotate(4, b"mariadb-bin.000002", checksum),
+        _event(EventCode.FORMAT_DESCRIPTION_EVENT, 0, b"\0" * 10, checksum),
+        _event(EventCode.MARIADB_GTID_EVENT, 300, b"\0" * 13, checksum),
+        beat,
+    ]
+    before = ("mariadb-bin.000001", 120)
+    assert read_end([], checksum, *before) == before
+    assert read_end(events[:2], checksum, *before) == ("mariadb-bin.000001", 500)
+    assert read_end(events[:4], checksum, *before) == ("mariadb-bin.000002", 4)
+    assert read_end(events, checksum, *before) == ("mariadb-bin.000002", 300)
+
+
+def test_a_read_with_an_event_shorter_than_a_header_is_a_broken_stream() -> None:
+    with pytest.raises(ValueError, match="shorter than its 19-byte header"):
+        read_end([_event(EventCode.XID_EVENT, 500), b"\0" * 18], False, "mariadb-bin.000001", 4)
+
+
+def test_a_rotate_to_a_file_name_that_is_not_utf8_raises_as_python_decodes_it() -> None:
+    with pytest.raises(UnicodeDecodeError):
+        read_end([_rotate(4, b"bin.\xff")], False, "mariadb-bin.000001", 4)
