@@ -115,13 +115,18 @@ class EntrySink:
                 self._held_begin = entry
                 self._rows_stored = False
             elif kind is ROWDATA:
-                if not self._accepts(entry):
-                    continue
-                if self._held_begin is not None:
-                    out.append(self._held_begin)
-                    self._held_begin = None
-                out.append(entry if self.field_filter is None else self.field_filter.apply(entry))
-                self._rows_stored = True
+                if self._accepts(entry):
+                    if self._held_begin is not None:
+                        out.append(self._held_begin)
+                        self._held_begin = None
+                    field_filter = self.field_filter
+                    out.append(entry if field_filter is None else field_filter.apply(entry))
+                    self._rows_stored = True
+                change = entry.row_change
+                if change is not None and change.is_ddl:
+                    # A statement is a transaction of its own: the next one starts afresh,
+                    # as its BEGIN would say (a FlatMessage destination's reader sends none).
+                    self._rows_stored = False
             elif kind is TRANSACTION_END:
                 if self._rows_stored or self._pass_empty(entry):
                     if self._held_begin is not None:

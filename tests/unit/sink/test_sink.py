@@ -161,6 +161,21 @@ def test_empty_transaction_passes_after_interval(store: MemoryEventStore) -> Non
     assert _stored(store) == [("TRANS", 0), ("TRANS", 2), ("TRANS", 5000), ("TRANS", 5003)]
 
 
+@pytest.mark.parametrize("begins", [True, False], ids=["with BEGINs", "without (FlatMessage)"])
+def test_after_a_ddl_an_empty_transaction_is_still_empty(
+    store: MemoryEventStore, begins: bool
+) -> None:
+    # The DDL is stored; the transaction after it touches a filtered table only and is
+    # dropped (the first empty one passed), whether or not its BEGIN says it starts.
+    sink = _sink(store, r"shop\..*")
+    stream = [begin(0), row(1, "x", "y"), end(2), ddl(10, "shop", "orders")]
+    stream += [begin(20), row(21, "x", "y"), end(22)]
+    for entry in stream:
+        if begins or entry.entry_type is not EntryType.TRANSACTIONBEGIN:
+            sink.sink([entry], IDENTITY)
+    assert [o for _, o in _stored(store)] == ([0, 2, 10] if begins else [2, 10])
+
+
 def test_empty_transactions_kept_when_not_filtering(store: MemoryEventStore) -> None:
     sink = _sink(store, r"shop\..*", filter_empty_transactions=False)
     for i in range(3):
