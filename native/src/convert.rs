@@ -74,6 +74,36 @@ impl EventHeader {
     }
 }
 
+/// A rows event type's layout (`EventConverter._rows_layouts`), as the loop reads it.
+#[derive(Clone)]
+struct Layout<'py> {
+    code: u8,
+    kind: u8,
+    post_header: usize,
+    v2: bool,
+    event_type_name: Bound<'py, PyAny>,
+}
+
+/// What the loop reads of a table's decoder for its rows events.
+#[derive(Clone)]
+struct Table<'py> {
+    id: u64,
+    columns: usize,
+    plans: Bound<'py, PyDict>,
+    schema_name: Bound<'py, PyAny>,
+    table_name: Bound<'py, PyAny>,
+}
+
+/// The last layout and table the loop looked up: one-row transactions repeat them event
+/// after event, and each lookup is a dict and half a dozen attributes of Python objects.
+/// Kept for one call only: the converter's tables and plans change only on the Python
+/// path, between calls.
+#[derive(Default)]
+struct Memo<'py> {
+    layout: Option<Layout<'py>>,
+    table: Option<Table<'py>>,
+}
+
 /// What the loop reads of the converter once per call, and the state it carries.
 struct Converter<'py> {
     journal: Bound<'py, PyAny>,
@@ -173,17 +203,14 @@ impl<'py> Converter<'py> {
         )
     }
 
-    /// The ROWDATA tuple of a rows event whose record the compiled path writes; None where
-    /// the Python path must convert it (a check fails, or the compiled path declines).
-    fn rows(
-        &self,
-        py: Python<'py>,
-        data: &[u8],
-        header: &EventHeader,
-        checksum: bool,
-        limit: usize,
-    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let Some(layout) = self.layouts.get_item(header.code)? else {
+    /// The rows layout of event type `code` (`EventConverter._rows_layouts`), from `memo`
+    /// when the event before was of the same type; None for other events and for a
+    /// PARTIAL_UPDATE (its JSON diffs are applied in Python).
+    fn layout(&self, memo: &mut Memo<'py>, code: u8) -> PyResult<Option<Layout<'py>>> {
+        if let Some(layout) = memo.layout.as_ref().filter(|layout| layout.code == code) {
+            return Ok(Some(layout.clone()));
+        }
+        let Some(found) = self.layouts.get_item(code)? else {
             return Ok(None);
         };
         let (event_type, kind_name, post_header, v2): (
@@ -191,44 +218,92 @@ impl<'py> Converter<'py> {
             Bound<'py, PyString>,
             usize,
             bool,
-        ) = layout.extract()?;
+        ) = found.extract()?;
         let kind = match kind_name.to_str()? {
             "insert" => INSERT,
             "update" => UPDATE,
             "delete" => DELETE,
-            _ => return Ok(None), // a PARTIAL_UPDATE: its JSON diffs are applied in Python
+            _ => return Ok(None),
         };
+        let event_type_name = event_type.getattr(intern!(event_type.py(), "_value_"))?;
+        let layout = Layout {
+            code,
+            kind,
+            post_header,
+            v2,
+            event_type_name,
+        };
+        memo.layout = Some(layout.clone());
+        Ok(Some(layout))
+    }
+
+    /// What the rows events of table `table_id` are read with: its decoder's column count,
+    /// plans and names (the converter's `_raw_tables`), from `memo` when the event before
+    /// was of the same table; None for a table without a decoder.
+    fn table(&self, memo: &mut Memo<'py>, table_id: u64) -> PyResult<Option<Table<'py>>> {
+        if let Some(table) = memo.table.as_ref().filter(|table| table.id == table_id) {
+            return Ok(Some(table.clone()));
+        }
+        let Some(cached) = self.tables.get_item(table_id)? else {
+            return Ok(None);
+        };
+        let py = cached.py();
+        let decoder = cached.getattr(intern!(py, "decoder"))?;
+        let names = decoder.getattr(intern!(py, "table"))?;
+        let table = Table {
+            id: table_id,
+            // RowDecoder.images: the column count, then each image's plan by its bitmap.
+            columns: decoder.getattr(intern!(py, "_steps"))?.len()?,
+            plans: decoder.getattr(intern!(py, "_plans"))?.cast_into()?,
+            schema_name: names.getattr(intern!(py, "schema"))?,
+            table_name: names.getattr(intern!(py, "table"))?,
+        };
+        memo.table = Some(table.clone());
+        Ok(Some(table))
+    }
+
+    /// The ROWDATA tuple of a rows event whose record the compiled path writes; None where
+    /// the Python path must convert it (a check fails, or the compiled path declines).
+    fn rows(
+        &self,
+        py: Python<'py>,
+        memo: &mut Memo<'py>,
+        data: &[u8],
+        header: &EventHeader,
+        checksum: bool,
+        limit: usize,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let Some(layout) = self.layout(memo, header.code)? else {
+            return Ok(None);
+        };
+        let kind = layout.kind;
         let end = data.len() - if checksum { CHECKSUM_SIZE } else { 0 };
         if end < HEADER_SIZE + 10 {
             return Ok(None);
         }
         let table_id = uint_at(data, HEADER_SIZE, 6);
-        let Some(cached) = self.tables.get_item(table_id)? else {
+        let Some(table) = self.table(memo, table_id)? else {
             return Ok(None);
         };
-        let mut pos = post_header;
-        if v2 {
+        let mut pos = layout.post_header;
+        if layout.v2 {
             pos += (uint_at(data, HEADER_SIZE + 8, 2) as usize).saturating_sub(2);
         }
         let Some((columns, pos)) = packed_int(data, pos, end) else {
             return Ok(None);
         };
-        let decoder = cached.getattr(intern!(py, "decoder"))?;
-        // RowDecoder.images: the column count, then each image's plan by its bitmap.
-        let count = decoder.getattr(intern!(py, "_steps"))?.len()?;
+        let count = table.columns;
         if columns != count as u64 || pos > end {
             return Ok(None);
         }
         let body = &data[pos..end];
-        let plans = decoder.getattr(intern!(py, "_plans"))?;
+        let plans = &table.plans;
         let bitmap = count.div_ceil(8);
         let plan_at = |at: usize| -> PyResult<Option<Bound<'py, PyAny>>> {
             if body.len() < at + bitmap {
                 return Ok(None);
             }
-            plans
-                .cast::<PyDict>()?
-                .get_item(PyBytes::new(py, &body[at..at + bitmap]))
+            plans.get_item(PyBytes::new(py, &body[at..at + bitmap]))
         };
         let Some(before) = plan_at(0)? else {
             return Ok(None);
@@ -241,10 +316,8 @@ impl<'py> Converter<'py> {
         } else {
             (before.clone(), bitmap)
         };
-        let table = decoder.getattr(intern!(py, "table"))?;
-        let schema_name = table.getattr(intern!(py, "schema"))?;
-        let table_name = table.getattr(intern!(py, "table"))?;
-        let event_type_name = event_type.getattr(intern!(py, "_value_"))?;
+        let (schema_name, table_name) = (table.schema_name, table.table_name);
+        let event_type_name = layout.event_type_name;
         let what = What {
             database: schema_name.cast::<PyString>()?.to_str()?,
             table: table_name.cast::<PyString>()?.to_str()?,
@@ -296,6 +369,7 @@ pub fn flat_events<'py>(
 ) -> PyResult<usize> {
     let py = converter.py();
     let mut state = Converter::read(converter)?;
+    let mut memo = Memo::default();
     let mut next = at;
     while next < events.len() && out.len() < room {
         let item = events.get_item(next)?;
@@ -335,7 +409,7 @@ pub fn flat_events<'py>(
                     out.append(state.marker(py, &header, begin, PyString::new(py, ""))?)?;
                 }
             }
-            _ => match state.rows(py, data, &header, checksum, limit)? {
+            _ => match state.rows(py, &mut memo, data, &header, checksum, limit)? {
                 Some(entry) => out.append(entry)?,
                 None => break,
             },

@@ -459,3 +459,63 @@ def test_without_begins_a_read_gives_every_entry_but_the_begins(path: str) -> No
 def _kind(entry: Any) -> str:
     """A flat or plain entry's type value."""
     return str(entry[FLAT_ENTRY_TYPE] if isinstance(entry, tuple) else entry.entry_type.value)
+
+
+def _two_tables(checksum: bool) -> list[bytes]:
+    """A multi-table statement's events: the TABLE_MAPs of ``shop.orders`` and ``shop.audit``
+    (two columns, another table id), then rows of one, the other, and the first again."""
+    orders = bytes(Body([(T.LONGLONG, b"")], [(COLUMN_NAME, strings(b"id"))]))
+    audit_id = 0x0000_0000_0042
+    audit = bytes(
+        Body(
+            [(T.LONGLONG, b""), (T.LONG, b"")],
+            [(COLUMN_NAME, strings(b"id", b"n"))],
+            table_id=audit_id,
+            table=b"audit",
+        )
+    )
+    head = (0x0000_1234_5678).to_bytes(6, "little") + b"\1\0" + packed_int(1) + b"\x01"
+    orders_rows = head + b"\0" + struct.pack("<q", 3)
+    head = audit_id.to_bytes(6, "little") + b"\1\0" + packed_int(2) + b"\x03"
+    audit_rows = head + b"\0" + struct.pack("<qi", 4, 5)
+    return [
+        _event(E.TABLE_MAP_EVENT, orders, 100, checksum),
+        _event(E.TABLE_MAP_EVENT, audit, 150, checksum),
+        _event(E.WRITE_ROWS_EVENT_V1, orders_rows, 200, checksum),
+        _event(E.WRITE_ROWS_EVENT_V1, audit_rows, 250, checksum),
+        _event(E.DELETE_ROWS_EVENT_V1, orders_rows, 300, checksum),
+        _event(E.XID_EVENT, _xid(7), 330, checksum),
+    ]
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+def test_the_compiled_loop_follows_the_table_of_each_rows_event(checksum: bool) -> None:
+    # The loop keeps the last table and rows layout it looked up: events of two tables in
+    # turn still each get their own table's names and plan. Read twice: the second time
+    # the plans are known and the loop takes every rows event, in one call.
+    compiled_module()
+    renderer = EventRenderer(1 << 20)
+
+    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
+        return renderer(*fields)
+
+    read = _two_tables(checksum)
+    looped, plain = _converter(renderer), _converter(without_the_loop)
+    by_python = 0
+
+    def counted(data: bytes, checksum: bool) -> Any:
+        nonlocal by_python
+        by_python += 1
+        return EventConverter.flat_entries(looped, data, checksum)
+
+    looped.flat_entries = counted  # type: ignore[method-assign]
+    for _ in range(2):
+        by_python = 0
+        made_looped = [e for g in looped.convert_read(read, checksum, flat=True) for e in g]
+        made = [e for g in plain.convert_read(read, checksum, flat=True) for e in g]
+        assert marshal.loads(EntryEncoder().encode(made_looped)) == marshal.loads(
+            EntryEncoder().encode(made)
+        )
+    assert by_python == 2  # the two TABLE_MAPs (each new to the loop); the rest looped
+    tables = [e[5] for e in made_looped if isinstance(e, tuple) and e[11] is not None]
+    assert tables == ["orders", "audit", "orders"]
