@@ -102,6 +102,31 @@ struct Table<'py> {
 struct Memo<'py> {
     layout: Option<Layout<'py>>,
     table: Option<Table<'py>>,
+    /// The table's plans found so far, by their image bitmap (a few at most).
+    plans: Vec<(Vec<u8>, Bound<'py, PyAny>)>,
+}
+
+/// How many plans of its table the memo keeps.
+const MEMO_PLANS: usize = 4;
+
+impl<'py> Memo<'py> {
+    /// The plan of the image whose bitmap is `bitmap` in `plans` (its table's), kept.
+    fn plan(
+        &mut self,
+        plans: &Bound<'py, PyDict>,
+        bitmap: &[u8],
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some((_, plan)) = self.plans.iter().find(|(kept, _)| kept == bitmap) {
+            return Ok(Some(plan.clone()));
+        }
+        let found = plans.get_item(PyBytes::new(plans.py(), bitmap))?;
+        if let Some(plan) = &found {
+            if self.plans.len() < MEMO_PLANS {
+                self.plans.push((bitmap.to_vec(), plan.clone()));
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// What the loop reads of the converter once per call, and the state it carries.
@@ -259,6 +284,7 @@ impl<'py> Converter<'py> {
             table_name: names.getattr(intern!(py, "table"))?,
         };
         memo.table = Some(table.clone());
+        memo.plans.clear();
         Ok(Some(table))
     }
 
@@ -297,13 +323,12 @@ impl<'py> Converter<'py> {
             return Ok(None);
         }
         let body = &data[pos..end];
-        let plans = &table.plans;
         let bitmap = count.div_ceil(8);
-        let plan_at = |at: usize| -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut plan_at = |at: usize| -> PyResult<Option<Bound<'py, PyAny>>> {
             if body.len() < at + bitmap {
                 return Ok(None);
             }
-            plans.get_item(PyBytes::new(py, &body[at..at + bitmap]))
+            memo.plan(&table.plans, &body[at..at + bitmap])
         };
         let Some(before) = plan_at(0)? else {
             return Ok(None);
