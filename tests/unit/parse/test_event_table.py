@@ -384,25 +384,40 @@ def test_a_read_through_the_compiled_loop_is_what_flat_entries_make(
 
     plain = _converter(without_the_loop)
     assert looped.reads_compiled and not plain.reads_compiled
-    by_python = 0
-
-    def counted(data: bytes, checksum: bool) -> Any:
-        nonlocal by_python
-        by_python += 1
-        return EventConverter.flat_entries(looped, data, checksum)
-
-    looped.flat_entries = counted  # type: ignore[method-assign]
-    made_looped = [e for group in looped.convert_read(read, checksum, flat=True) for e in group]
-    made = [e for group in plain.convert_read(read, checksum, flat=True) for e in group]
-    assert marshal.loads(EntryEncoder().encode(made_looped)) == marshal.loads(
-        EntryEncoder().encode(made)
-    )
+    python_path = _PythonPath(looped)
+    made_looped, made = _both_ways(looped, plain, read, checksum)
     assert [type(e) is tuple for e in made_looped] == [type(e) is tuple for e in made]
     state = ("_journal", "_gtid", "_last_log_pos", "_last_table_map")
     assert [getattr(looped, name) for name in state] == [getattr(plain, name) for name in state]
     # Left to Python: the 8 heartbeats, the new TABLE_MAP, and the first rows event after
     # it (the Python path works out its plan), or all 6 rows events when over the limit.
-    assert by_python == 8 + 1 + (1 if limit > 60 else 6)
+    assert python_path.events == 8 + 1 + (1 if limit > 60 else 6)
+
+
+class _PythonPath:
+    """Counts the events a converter's compiled loop leaves to ``flat_entries``."""
+
+    def __init__(self, converter: EventConverter) -> None:
+        self.events = 0
+        self._converter = converter
+        converter.flat_entries = self._counted  # type: ignore[method-assign]
+
+    def _counted(self, data: bytes, checksum: bool) -> Any:
+        self.events += 1
+        return EventConverter.flat_entries(self._converter, data, checksum)
+
+
+def _both_ways(
+    looped: EventConverter, plain: EventConverter, read: list[bytes], checksum: bool
+) -> tuple[list[Any], list[Any]]:
+    """``read`` converted by ``looped`` (through its compiled loop) and by ``plain`` (event by
+    event), checked to give the same data."""
+    made_looped = [e for group in looped.convert_read(read, checksum, flat=True) for e in group]
+    made = [e for group in plain.convert_read(read, checksum, flat=True) for e in group]
+    assert marshal.loads(EntryEncoder().encode(made_looped)) == marshal.loads(
+        EntryEncoder().encode(made)
+    )
+    return made_looped, made
 
 
 @pytest.mark.parametrize("loop", [True, False], ids=["compiled loop", "event by event"])
@@ -501,21 +516,9 @@ def test_the_compiled_loop_follows_the_table_of_each_rows_event(checksum: bool) 
 
     read = _two_tables(checksum)
     looped, plain = _converter(renderer), _converter(without_the_loop)
-    by_python = 0
-
-    def counted(data: bytes, checksum: bool) -> Any:
-        nonlocal by_python
-        by_python += 1
-        return EventConverter.flat_entries(looped, data, checksum)
-
-    looped.flat_entries = counted  # type: ignore[method-assign]
-    for _ in range(2):
-        by_python = 0
-        made_looped = [e for g in looped.convert_read(read, checksum, flat=True) for e in g]
-        made = [e for g in plain.convert_read(read, checksum, flat=True) for e in g]
-        assert marshal.loads(EntryEncoder().encode(made_looped)) == marshal.loads(
-            EntryEncoder().encode(made)
-        )
-    assert by_python == 2  # the two TABLE_MAPs (each new to the loop); the rest looped
+    _both_ways(looped, plain, read, checksum)
+    python_path = _PythonPath(looped)
+    made_looped, _ = _both_ways(looped, plain, read, checksum)
+    assert python_path.events == 2  # the two TABLE_MAPs (each new to the loop); the rest looped
     tables = [e[5] for e in made_looped if isinstance(e, tuple) and e[11] is not None]
     assert tables == ["orders", "audit", "orders"]

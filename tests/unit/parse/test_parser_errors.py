@@ -147,20 +147,26 @@ def test_a_retry_after_flat_entries_resumes_at_their_boundary(
 ) -> None:
     # flat_batches hands a BEGIN and an END over as the tuples that cross to the instance;
     # the retry still starts where entries() would have.
-    _Dump.served = [[*_gtid_then_xid(), _event(HEARTBEAT_EVENT)][:events]]
+    read = [*_gtid_then_xid(), _event(HEARTBEAT_EVENT)][:events]
+    handed, warning = _handed_then_retried(parser, monkeypatch, read)
+    assert handed == ["TRANSACTIONBEGIN", "TRANSACTIONEND", "HEARTBEAT"][:events]
+    assert f"retrying from mariadb-bin.000001:{resumed_at} " in warning
+
+
+def _handed_then_retried(
+    parser: parser_module.BinlogParser, monkeypatch: pytest.MonkeyPatch, read: list[bytes]
+) -> tuple[list[str], str]:
+    """The types of the entries ``flat_batches`` hands over of one read before its dump is
+    lost, and the warning its retry logs."""
+    _Dump.served = [read]
     warnings: list[str] = []
     monkeypatch.setattr(
         parser_module.log, "warning", lambda text, *args: warnings.append(text % args)
     )
     monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
     start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
-    handed = [entry for group in parser.flat_batches(start) for entry in group]
-    assert [_kind_of(entry) for entry in handed] == [
-        "TRANSACTIONBEGIN",
-        "TRANSACTIONEND",
-        "HEARTBEAT",
-    ][:events]
-    assert f"retrying from mariadb-bin.000001:{resumed_at} " in warnings[0]
+    handed = [_kind_of(entry) for group in parser.flat_batches(start) for entry in group]
+    return handed, warnings[0]
 
 
 @pytest.mark.parametrize(
@@ -186,16 +192,9 @@ def test_without_begins_a_retry_resumes_after_the_last_end(
     next_gtid = HEADER.pack(1_700_000_000, MARIADB_GTID_EVENT, 1, 32, 263, 0) + struct.pack(
         "<QIB", 10, 0, 0
     )
-    _Dump.served = [[gtid, xid, next_gtid][:events]]
-    warnings: list[str] = []
-    monkeypatch.setattr(
-        parser_module.log, "warning", lambda text, *args: warnings.append(text % args)
-    )
-    monkeypatch.setattr(parser._stopping, "wait", lambda _: parser.stop())
-    start = EntryPosition(journal_name="mariadb-bin.000001", position=4)
-    handed = [entry for group in parser.flat_batches(start) for entry in group]
-    assert [_kind_of(entry) for entry in handed] == kinds
-    assert f"retrying from mariadb-bin.000001:{resumed_at} " in warnings[0]
+    handed, warning = _handed_then_retried(parser, monkeypatch, [gtid, xid, next_gtid][:events])
+    assert handed == kinds
+    assert f"retrying from mariadb-bin.000001:{resumed_at} " in warning
 
 
 def test_given_facts_the_stream_starts_without_a_preflight(
