@@ -57,6 +57,8 @@ class EntrySink:
         self._lock = threading.Lock()
         self._held_begin: Entry | None = None
         self._rows_stored = False
+        # Between a BEGIN (or, without BEGINs, a transaction's first row) and its END.
+        self._in_transaction = False
         self._empty_count = 0
         self._empty_last_ms: int | None = None
 
@@ -76,6 +78,7 @@ class EntrySink:
     def reset(self) -> None:
         self._held_begin = None
         self._rows_stored = False
+        self._in_transaction = False
 
     def sink(self, entries: Sequence[Entry], identity: LogIdentity) -> int:
         with self._lock:
@@ -114,6 +117,7 @@ class EntrySink:
             if kind is TRANSACTION_BEGIN:
                 self._held_begin = entry
                 self._rows_stored = False
+                self._in_transaction = True
             elif kind is ROWDATA:
                 if self._accepts(entry):
                     if self._held_begin is not None:
@@ -123,9 +127,13 @@ class EntrySink:
                     out.append(entry if field_filter is None else field_filter.apply(entry))
                     self._rows_stored = True
                 change = entry.row_change
-                if change is not None and change.is_ddl:
-                    # A statement is a transaction of its own: the next one starts afresh,
-                    # as its BEGIN would say (a FlatMessage destination's reader sends none).
+                if change is None or not change.is_ddl:
+                    self._in_transaction = True
+                elif not self._in_transaction:
+                    # A statement outside any transaction (a DDL) is one of its own: the
+                    # next transaction starts afresh, as its BEGIN would say (a FlatMessage
+                    # destination's reader sends none). Inside one (SAVEPOINT, XA START, a
+                    # statement-based change) it counts as one of its rows.
                     self._rows_stored = False
             elif kind is TRANSACTION_END:
                 if self._rows_stored or self._pass_empty(entry):
@@ -134,6 +142,7 @@ class EntrySink:
                     out.append(entry)
                 self._held_begin = None
                 self._rows_stored = False
+                self._in_transaction = False
         return out
 
     def _accepts(self, entry: Entry) -> bool:

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bridge.entry import Entry, EntryType
+from bridge.entry import ROWDATA, Entry, EntryType, RowChange
+from bridge.parse.ddl import classify_ddl, is_transaction_control
 from bridge.position import LogIdentity
 from bridge.sink import (
     EntrySink,
@@ -174,6 +175,34 @@ def test_after_a_ddl_an_empty_transaction_is_still_empty(
         if begins or entry.entry_type is not EntryType.TRANSACTIONBEGIN:
             sink.sink([entry], IDENTITY)
     assert [o for _, o in _stored(store)] == ([0, 2, 10] if begins else [2, 10])
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["SAVEPOINT `sp`", "ROLLBACK TO `sp`", "INSERT INTO x.y VALUES (1)", "XA START X'78',X'',1"],
+)
+@pytest.mark.parametrize("begins", [True, False], ids=["with BEGINs", "without (FlatMessage)"])
+def test_a_statement_inside_a_transaction_keeps_its_end(
+    store: MemoryEventStore, sql: str, begins: bool
+) -> None:
+    # QUERY events inside a transaction are converted as statements (is_ddl) too: unlike a DDL
+    # between transactions, they do not end the transaction's state (found in review).
+    sink = _sink(store, r"shop\..*")
+    sink.sink([end(0)], IDENTITY)  # the first empty END passes: used up here
+    stream = [begin(10), row(11, "shop", "orders"), _statement(12, sql), end(13)]
+    for entry in stream:
+        if begins or entry.entry_type is not EntryType.TRANSACTIONBEGIN:
+            sink.sink([entry], IDENTITY)
+    assert ("TRANS", 13) in _stored(store)
+
+
+def _statement(offset: int, sql: str, schema: str = "shop") -> Entry:
+    """A QUERY event's entry, as ``EventConverter._query_entries`` makes it."""
+    assert is_transaction_control(sql) is None
+    ddl = classify_ddl(sql, schema)
+    change = RowChange(ddl.event_type, is_ddl=True, sql=sql, ddl_schema_name=schema)
+    kind = ddl.event_type
+    return Entry(header(offset, 100, ddl.schema, ddl.table, event_type=kind), ROWDATA, change)
 
 
 def test_empty_transactions_kept_when_not_filtering(store: MemoryEventStore) -> None:
