@@ -24,7 +24,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bridge.entry import ROWDATA, TRANSACTION_BEGIN, TRANSACTION_END, Entry, EntryType
+from bridge.entry import ROWDATA, TRANSACTION_BEGIN, TRANSACTION_END, Entry, EntryType, EventType
 from bridge.position import LogIdentity
 from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
@@ -129,11 +129,12 @@ class EntrySink:
                 change = entry.row_change
                 if change is None or not change.is_ddl:
                     self._in_transaction = True
-                elif not self._in_transaction:
-                    # A statement outside any transaction (a DDL) is one of its own: the
-                    # next transaction starts afresh, as its BEGIN would say (a FlatMessage
-                    # destination's reader sends none). Inside one (SAVEPOINT, XA START, a
-                    # statement-based change) it counts as one of its rows.
+                elif not self._in_transaction and change.event_type is not EventType.QUERY:
+                    # A DDL outside any transaction is one of its own (it commits): the next
+                    # transaction starts afresh, as its BEGIN would say (a FlatMessage
+                    # destination's reader sends none). Other statements (SAVEPOINT, XA
+                    # START, a statement-based change: QUERY) may open or sit in one, and
+                    # count as its rows, as with BEGINs.
                     self._rows_stored = False
             elif kind is TRANSACTION_END:
                 if self._rows_stored or self._pass_empty(entry):

@@ -196,6 +196,22 @@ def test_a_statement_inside_a_transaction_keeps_its_end(
     assert ("TRANS", 13) in _stored(store)
 
 
+@pytest.mark.parametrize("sql", ["SAVEPOINT `sp`", "XA START X'78',X'',1"])
+@pytest.mark.parametrize("begins", [True, False], ids=["with BEGINs", "without (FlatMessage)"])
+def test_a_transaction_opened_by_a_kept_statement_keeps_its_end(
+    store: MemoryEventStore, sql: str, begins: bool
+) -> None:
+    # Its rows all filtered out, the transaction still had an entry stored (the statement,
+    # which comes first: an XA transaction has no BEGIN at all), so its END is too.
+    sink = _sink(store, r"shop\..*")
+    sink.sink([end(0)], IDENTITY)  # the first empty END passes: used up here
+    stream = [begin(10), _statement(11, sql), row(12, "x", "y"), end(13)]
+    for entry in stream:
+        if begins or entry.entry_type is not EntryType.TRANSACTIONBEGIN:
+            sink.sink([entry], IDENTITY)
+    assert [o for _, o in _stored(store)] == [0, *([10] if begins else []), 11, 13]
+
+
 def _statement(offset: int, sql: str, schema: str = "shop") -> Entry:
     """A QUERY event's entry, as ``EventConverter._query_entries`` makes it."""
     assert is_transaction_control(sql) is None
