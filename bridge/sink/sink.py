@@ -127,14 +127,14 @@ class EntrySink:
                     out.append(entry if field_filter is None else field_filter.apply(entry))
                     self._rows_stored = True
                 change = entry.row_change
-                if change is None or not change.is_ddl:
+                if change is None or not change.is_ddl or change.event_type is EventType.QUERY:
+                    # A row, or a statement that may open or sit in a transaction (SAVEPOINT,
+                    # XA START, a statement-based change): its transaction's END follows.
                     self._in_transaction = True
-                elif not self._in_transaction and change.event_type is not EventType.QUERY:
+                elif not self._in_transaction:
                     # A DDL outside any transaction is one of its own (it commits): the next
                     # transaction starts afresh, as its BEGIN would say (a FlatMessage
-                    # destination's reader sends none). Other statements (SAVEPOINT, XA
-                    # START, a statement-based change: QUERY) may open or sit in one, and
-                    # count as its rows, as with BEGINs.
+                    # destination's reader sends none).
                     self._rows_stored = False
             elif kind is TRANSACTION_END:
                 if self._rows_stored or self._pass_empty(entry):

@@ -196,20 +196,30 @@ def test_a_statement_inside_a_transaction_keeps_its_end(
     assert ("TRANS", 13) in _stored(store)
 
 
-@pytest.mark.parametrize("sql", ["SAVEPOINT `sp`", "XA START X'78',X'',1"])
+@pytest.mark.parametrize(
+    "statements",
+    [
+        ["SAVEPOINT `sp`"],
+        ["XA START X'78',X'',1"],
+        ["XA START X'78',X'',1", "CREATE TEMPORARY TABLE shop.t (a INT)"],
+    ],
+    ids=["savepoint", "xa start", "xa start, then a DDL that does not commit"],
+)
 @pytest.mark.parametrize("begins", [True, False], ids=["with BEGINs", "without (FlatMessage)"])
 def test_a_transaction_opened_by_a_kept_statement_keeps_its_end(
-    store: MemoryEventStore, sql: str, begins: bool
+    store: MemoryEventStore, statements: list[str], begins: bool
 ) -> None:
-    # Its rows all filtered out, the transaction still had an entry stored (the statement,
-    # which comes first: an XA transaction has no BEGIN at all), so its END is too.
+    # Its rows all filtered out, the transaction still had entries stored (the statements,
+    # which come first: an XA transaction has no BEGIN at all), so its END is too.
     sink = _sink(store, r"shop\..*")
     sink.sink([end(0)], IDENTITY)  # the first empty END passes: used up here
-    stream = [begin(10), _statement(11, sql), row(12, "x", "y"), end(13)]
+    kept = [_statement(11 + i, sql) for i, sql in enumerate(statements)]
+    stream = [begin(10), *kept, row(20, "x", "y"), end(21)]
     for entry in stream:
         if begins or entry.entry_type is not EntryType.TRANSACTIONBEGIN:
             sink.sink([entry], IDENTITY)
-    assert [o for _, o in _stored(store)] == [0, *([10] if begins else []), 11, 13]
+    kept_at = [entry.header.logfile_offset for entry in kept]
+    assert [o for _, o in _stored(store)] == [0, *([10] if begins else []), *kept_at, 21]
 
 
 def _statement(offset: int, sql: str, schema: str = "shop") -> Entry:
