@@ -39,7 +39,7 @@ READ_SIZE = 1 << 16
 
 _LOG_POS = struct.Struct("<I")  # an event's log_pos, at LOG_POS_AT of its header
 _ROTATE = EventCode.ROTATE_EVENT
-SHORT_EVENT = f"a binlog event shorter than its {HEADER_SIZE}-byte header"
+_SHORT_EVENT = f"a binlog event shorter than its {HEADER_SIZE}-byte header"
 
 
 def read_end(events: list[bytes], checksum: bool, journal: str, position: int) -> tuple[str, int]:
@@ -55,7 +55,7 @@ def read_end(events: list[bytes], checksum: bool, journal: str, position: int) -
         return compiled.read_end(events, checksum, journal, position)
     for data in events:
         if len(data) < HEADER_SIZE:
-            raise ValueError(SHORT_EVENT)
+            raise ValueError(_SHORT_EVENT)
         if data[4] == _ROTATE:
             position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
         elif log_pos := _LOG_POS.unpack_from(data, LOG_POS_AT)[0]:

@@ -14,10 +14,9 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::event::event_parts;
 use crate::flat::{What, DELETE, INSERT, UPDATE};
+use crate::framing::{CHECKSUM_SIZE, HEADER_SIZE};
 use crate::image::le_uint;
 
-const HEADER_SIZE: usize = 19;
-const CHECKSUM_SIZE: usize = 4;
 const TABLE_MAP_EVENT: u8 = 19;
 const XID_EVENT: u8 = 16;
 const MARIADB_GTID_EVENT: u8 = 162;

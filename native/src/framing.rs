@@ -10,6 +10,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
+use crate::image::le_uint;
 use crate::result::payload;
 
 /// The first byte of a packet carrying a binlog event.
@@ -32,10 +33,11 @@ pub fn binlog_events(buffer: &[u8], at: usize, events: &Bound<'_, PyList>) -> Py
     Ok(at)
 }
 
-/// The header's length, where its log_pos sits, and the ROTATE event's type code.
-const HEADER_SIZE: usize = 19;
+/// A binlog event header's length, and the checksum's after the body (also read by
+/// `convert.rs`); where the header's log_pos sits; the ROTATE event's type code.
+pub(crate) const HEADER_SIZE: usize = 19;
+pub(crate) const CHECKSUM_SIZE: usize = 4;
 const LOG_POS_AT: usize = 13;
-const CHECKSUM_SIZE: usize = 4;
 const ROTATE_EVENT: u8 = 4;
 
 /// `bridge.parse.framing.read_end`: where a read of `events` leaves the binlog, given where
@@ -63,23 +65,15 @@ pub fn read_end<'py>(
             // As `bridge.parse.events.rotation`, slices and all (a short body reads short).
             let body_end = data.len() - if checksum { CHECKSUM_SIZE } else { 0 };
             let at = (HEADER_SIZE + 8).min(data.len());
-            position = le(&data[HEADER_SIZE..at]);
+            position = le_uint(&data[HEADER_SIZE..at]);
             let name = &data[at..body_end.max(at)];
             journal = PyBytes::new(py, name).call_method0(intern!(py, "decode"))?;
         } else {
-            let log_pos = le(&data[LOG_POS_AT..LOG_POS_AT + 4]);
+            let log_pos = le_uint(&data[LOG_POS_AT..LOG_POS_AT + 4]);
             if log_pos != 0 {
                 position = log_pos;
             }
         }
     }
     Ok((journal, position))
-}
-
-/// A little-endian unsigned integer of up to 8 bytes.
-fn le(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .rev()
-        .fold(0, |value, &byte| value << 8 | u64::from(byte))
 }
