@@ -3,6 +3,7 @@ floors (``mariadb-binlog --raw`` and plain mysql-replication) on the same binlog
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import os
@@ -148,6 +149,16 @@ def free_port() -> int:
         return port
 
 
+def compile_bridge(root: Path | None) -> None:
+    """Write the bytecode of the ``bridge`` package run from ``root`` (this tree by default)
+    before it is measured, as ``pip install`` does. Run with ``PYTHONDONTWRITEBYTECODE`` set
+    (some sandboxes set it), a module changed since its last ``.pyc`` would be compiled again
+    at every start, the binlog reader's process included: 14 ms of CPU inside the measured
+    window after a change to eight modules of ``bridge.parse``."""
+    package = (root or Path(__file__).resolve().parents[1]) / "bridge"
+    compileall.compile_dir(package, quiet=1)
+
+
 @dataclass
 class BridgeRun:
     """``canal-bridge run`` as a child process, reading ``schema`` from a binlog position."""
@@ -223,6 +234,7 @@ class BridgeRun:
             **(self.env or {}),
         }
         command = [sys.executable, "-m", "bridge.cli", "run", "--config", str(self.config())]
+        compile_bridge(self.root)
         with self.log.open("wb") as out:
             self.started_at = time.monotonic()
             self.process = subprocess.Popen(

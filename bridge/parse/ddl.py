@@ -7,6 +7,7 @@ named by the statement decide which table metadata to refresh.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -17,33 +18,38 @@ _QUALIFIED = rf"(?P<name>{_NAME}(?:\s*\.\s*{_NAME})?)"
 _COMMENTS = re.compile(r"/\*(?!!).*?\*/|--[^\n]*\n|#[^\n]*\n", re.S)
 _VERSIONED_COMMENT = re.compile(r"/\*!\d*\s*(.*?)\*/", re.S)
 
-_RULES: tuple[tuple[re.Pattern[str], EventType], ...] = tuple(
-    (re.compile(pattern, re.I | re.S), event_type)
-    for pattern, event_type in (
-        (
-            rf"^create\s+(?:or\s+replace\s+)?(?:temporary\s+)?table\s+(?:if\s+not\s+exists\s+)?"
-            rf"{_QUALIFIED}",
-            EventType.CREATE,
-        ),
-        (
-            rf"^alter\s+(?:online\s+|ignore\s+)*table\s+(?:if\s+exists\s+)?{_QUALIFIED}",
-            EventType.ALTER,
-        ),
-        (rf"^drop\s+(?:temporary\s+)?table\s+(?:if\s+exists\s+)?{_QUALIFIED}", EventType.ERASE),
-        (rf"^truncate\s+(?:table\s+)?{_QUALIFIED}", EventType.TRUNCATE),
-        # canal names the renamed table by its new name (the first pair of a list)
-        (
-            rf"^rename\s+table\s+(?:if\s+exists\s+)?{_NAME}(?:\s*\.\s*{_NAME})?\s+to\s+{_QUALIFIED}",
-            EventType.RENAME,
-        ),
-        (
-            rf"^create\s+(?:or\s+replace\s+)?(?:unique\s+|fulltext\s+|spatial\s+)?index\s+"
-            rf"(?:if\s+not\s+exists\s+)?{_NAME}\s+(?:using\s+\w+\s+)?on\s+{_QUALIFIED}",
-            EventType.CINDEX,
-        ),
-        (rf"^drop\s+index\s+(?:if\s+exists\s+)?{_NAME}\s+on\s+{_QUALIFIED}", EventType.DINDEX),
+
+@functools.cache
+def _rules() -> tuple[tuple[re.Pattern[str], EventType], ...]:
+    """The statements' patterns, compiled at the first DDL rather than at import: the binlog
+    reader's process imports this module at every start, and most never see a DDL."""
+    return tuple(
+        (re.compile(pattern, re.I | re.S), event_type)
+        for pattern, event_type in (
+            (
+                rf"^create\s+(?:or\s+replace\s+)?(?:temporary\s+)?table\s+(?:if\s+not\s+exists\s+)?"
+                rf"{_QUALIFIED}",
+                EventType.CREATE,
+            ),
+            (
+                rf"^alter\s+(?:online\s+|ignore\s+)*table\s+(?:if\s+exists\s+)?{_QUALIFIED}",
+                EventType.ALTER,
+            ),
+            (rf"^drop\s+(?:temporary\s+)?table\s+(?:if\s+exists\s+)?{_QUALIFIED}", EventType.ERASE),
+            (rf"^truncate\s+(?:table\s+)?{_QUALIFIED}", EventType.TRUNCATE),
+            # canal names the renamed table by its new name (the first pair of a list)
+            (
+                rf"^rename\s+table\s+(?:if\s+exists\s+)?{_NAME}(?:\s*\.\s*{_NAME})?\s+to\s+{_QUALIFIED}",
+                EventType.RENAME,
+            ),
+            (
+                rf"^create\s+(?:or\s+replace\s+)?(?:unique\s+|fulltext\s+|spatial\s+)?index\s+"
+                rf"(?:if\s+not\s+exists\s+)?{_NAME}\s+(?:using\s+\w+\s+)?on\s+{_QUALIFIED}",
+                EventType.CINDEX,
+            ),
+            (rf"^drop\s+index\s+(?:if\s+exists\s+)?{_NAME}\s+on\s+{_QUALIFIED}", EventType.DINDEX),
+        )
     )
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +69,7 @@ def _unquote(name: str) -> str:
 def classify_ddl(sql: str, default_schema: str) -> DdlStatement:
     """Type ``sql`` and name its table; ``default_schema`` is the session's current database."""
     text = _VERSIONED_COMMENT.sub(r"\1", _COMMENTS.sub(" ", sql + "\n")).strip()
-    for pattern, event_type in _RULES:
+    for pattern, event_type in _rules():
         match = pattern.match(text)
         if match is None:
             continue
