@@ -185,6 +185,13 @@ class Placement:
             return True
         return len(value) <= self.value_budget(key, headers)
 
+    def binlog_fit_bytes(self) -> int:
+        """``fits``'s first test for a binlog header (not a snapshot's) as one bound: such a
+        record fits when its value and key, plus four bytes per character of the header's
+        file name and GTID, come to at most this. For a caller testing many records inline,
+        where a call to ``fits`` would cost a quarter of a microsecond each."""
+        return self.max_record_bytes - RECORD_OVERHEAD - _FIXED_HEADER_BYTES
+
     def value_budget(self, key: bytes, headers: tuple[tuple[str, bytes], ...]) -> int:
         """The most bytes a record's value may have, given its key and headers."""
         header_bytes = sum(len(name) + len(value) for name, value in headers)

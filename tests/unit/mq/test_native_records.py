@@ -3,6 +3,7 @@ the pure-Python FlatMessage path, and leaves to Python what only Python handles.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -13,7 +14,7 @@ from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.exceptions import RenderedRowsMisfit
 from bridge.mq.flat_encoder import RenderedRecords, RenderedRows
 from bridge.mq.formats import record_builder
-from bridge.mq.records import HEADER_GTID, HEADER_SNAPSHOT
+from bridge.mq.records import HEADER_GTID, HEADER_SNAPSHOT, RECORD_OVERHEAD
 from bridge.mq.rendering import render_rows, render_rows_apart
 from bridge.parse.rows import Plan, RowDecoder, decoded_row
 from bridge.position import SnapshotHeader
@@ -164,6 +165,46 @@ def test_rendered_rows_that_the_destination_would_hash_are_refused_loudly() -> N
     )
     with pytest.raises(RenderedRowsMisfit, match="hashed over partitions"):
         hashed.build([arrived], 1, 2)
+
+
+def test_rendered_rows_are_refused_exactly_where_placement_fits_refuses_them() -> None:
+    """The builder tests a rendered record's size inline, not with ``Placement.fits`` (a
+    quarter of a microsecond per record). Rendered for a larger limit than the destination's
+    (a bug), a record is refused at exactly the sizes ``fits`` refuses, long file names and
+    GTIDs included (they take the inline test's other branch)."""
+    builder = record_builder(DEFAULT_MQ, compiled=compiled_module())
+    base = _random_entry(random.Random(3))
+    assert base.row_change is not None
+    wide = "\U0001f600" * 700  # four bytes a character in the headers: ``fits``'s worst case
+    streamed = base.header
+    snapshot = SnapshotHeader(**dataclasses.asdict(streamed), chunk="c" * 3000)
+    cases = [
+        (streamed, "mariadb-bin.000001", "0-1-2"),
+        (streamed, "f" * 3000, ""),
+        (streamed, "f", wide),
+        (streamed, wide, "0-1-2"),
+        (snapshot, "mariadb-bin.000001", "0-1-2"),  # its chunk header counts too
+    ]
+    for at, name, gtid in cases:
+        header = dataclasses.replace(at, logfile_name=name, gtid=gtid)
+        parts = render_rows(header, base.row_change, 1 << 20)
+        assert parts is not None
+        change = RowChange(base.row_change.event_type, row_datas=RenderedRows(*parts))
+        arrived = Entry(header, base.entry_type, change)
+        (record,) = builder.build([arrived], BATCH_ID, BUILD_TS)
+        least = len(record.value) + len(record.key) + RECORD_OVERHEAD
+        refused = []
+        for limit in range(least - 2, least + 4 * (len(name) + len(gtid)) + 12_200):
+            small = record_builder(DEFAULT_MQ, max_record_bytes=limit, compiled=compiled_module())
+            placement = small.encoder.placement
+            fits = placement.fits(record.value, record.key, header, record.headers)
+            try:
+                assert small.build([arrived], BATCH_ID, BUILD_TS) == [record]
+                refused.append(False)
+            except RenderedRowsMisfit:
+                refused.append(True)
+            assert refused[-1] is not fits, (name[:20], gtid[:20], limit)
+        assert refused[0] and not refused[-1]
 
 
 def test_a_snapshot_rows_message_carries_no_gtid_its_headers_name_where_it_went_in() -> None:
