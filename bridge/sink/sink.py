@@ -112,6 +112,7 @@ class EntrySink:
         that call's source: the same, since an instance reads one source (a new source is a
         new instance) and resets its sink whenever it reads again."""
         out: list[Entry] = []
+        accepts = None if self.table_filter is None else self.table_filter.accepts
         for entry in entries:
             kind = entry.entry_type
             if kind is TRANSACTION_BEGIN:
@@ -119,7 +120,9 @@ class EntrySink:
                 self._rows_stored = False
                 self._in_transaction = True
             elif kind is ROWDATA:
-                if self._accepts(entry):
+                header = entry.header
+                schema, table = header.schema_name, header.table_name
+                if accepts is None or not (schema or table) or accepts(schema, table):
                     if self._held_begin is not None:
                         out.append(self._held_begin)
                         self._held_begin = None
@@ -145,12 +148,6 @@ class EntrySink:
                 self._rows_stored = False
                 self._in_transaction = False
         return out
-
-    def _accepts(self, entry: Entry) -> bool:
-        header = entry.header
-        if self.table_filter is None or not (header.schema_name or header.table_name):
-            return True
-        return self.table_filter.accepts(header.schema_name, header.table_name)
 
     def _pass_empty(self, end: Entry) -> bool:
         """Whether an empty transaction is stored anyway (canal's periodic pass-through)."""
