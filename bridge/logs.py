@@ -66,8 +66,8 @@ class JsonFormatter(logging.Formatter):
                 payload[field] = value
         if record.exc_info:
             payload["exception"] = self.formatException(record.exc_info)
-        # Imported here, not with the module: ``orjson`` brings ``uuid``, ``platform`` and
-        # ``json`` (6 ms of every helper process's start), and plain logs never use it.
+        # Imported here, not with the module: plain logs never use it, and every helper
+        # process (the binlog reader's) imports this module at its start.
         import orjson
 
         return orjson.dumps(payload, default=str).decode()

@@ -43,7 +43,6 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from uuid import UUID
 
 from bridge.parse.codes import EventCode
 from bridge.parse.packed import extra_bytes
@@ -194,7 +193,11 @@ def decode_varlen(data: bytes, offset: int = 0) -> tuple[int, int]:
 
 
 def _uuid_text(raw: bytes) -> str:
-    return str(UUID(bytes=raw))
+    """The 16 bytes of a server UUID as 8-4-4-4-12 lowercase hexadecimal digits (what
+    ``str(uuid.UUID(bytes=raw))`` writes, without importing ``uuid`` into the binlog reader's
+    process, whose start it slowed by 2 ms)."""
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _check_gno(reader: _Reader, gno: int, anonymous: bool) -> None:
@@ -442,7 +445,7 @@ class GtidSet:
         header = (_TAGGED_FORMAT << 56) | (count << 8) | _TAGGED_FORMAT if tagged else count
         out = bytearray(header.to_bytes(8, "little"))
         for uuid, tag in sorted(self._intervals):
-            out += UUID(uuid).bytes
+            out += bytes.fromhex(uuid.replace("-", ""))  # a _tsid: checked 8-4-4-4-12
             if tagged:
                 out += encode_varlen(len(tag)) + tag.encode("ascii")
             intervals = self._intervals[uuid, tag]
