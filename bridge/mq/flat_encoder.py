@@ -191,7 +191,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
     ) -> None:
         super().__init__(placement, ddl, oversize)
         self._compiled = compiled
-        self._binlog_fit_bytes = placement.binlog_fit_bytes()
+        self._fit_bytes = placement.fit_bytes()
         # The batch id and build time of the last rendered record, and their JSON.
         self._batch_id, self._ts, self._id_text, self._ts_text = -1, -1, b"", b""
 
@@ -313,7 +313,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
         """The record of rows the binlog reader process rendered: only the batch id and build
         time are put in. It renders only where the partition does not depend on the rows and
         far below the size limit, so neither can fail here (but for a bug: checked all the
-        same). The size is tested inline (``Placement.binlog_fit_bytes``); only a record that
+        same). The size is tested inline (``Placement.fit_bytes``); only a record that
         fails that test, or a snapshot's, is given to ``Placement.fits``."""
         placement = self.placement
         route = placement.route(header.schema_name, header.table_name)
@@ -325,7 +325,7 @@ class CompiledFlatMessageEncoder(FlatMessageEncoder):
             (
                 type(header) is not Header
                 or len(value) + len(key) + 4 * (len(header.logfile_name) + len(header.gtid))
-                > self._binlog_fit_bytes
+                > self._fit_bytes
             )
             and not placement.fits(value, key, header, headers)
         ):

@@ -178,18 +178,18 @@ class Placement:
         """Whether a record is within the size limit. Headers are counted only when key and
         value come near it: below the limit less the headers at their longest UTF-8 length,
         any record of ``header`` fits."""
-        longest = 4 * (len(header.logfile_name) + len(header.gtid)) + _FIXED_HEADER_BYTES
+        longest = 4 * (len(header.logfile_name) + len(header.gtid))
         if isinstance(header, SnapshotHeader):
             longest += len(HEADER_SNAPSHOT) + 4 * len(header.chunk)
-        if len(value) + len(key) <= self.max_record_bytes - RECORD_OVERHEAD - longest:
+        if len(value) + len(key) + longest <= self.fit_bytes():
             return True
         return len(value) <= self.value_budget(key, headers)
 
-    def binlog_fit_bytes(self) -> int:
-        """``fits``'s first test for a binlog header (not a snapshot's) as one bound: such a
-        record fits when its value and key, plus four bytes per character of the header's
-        file name and GTID, come to at most this. For a caller testing many records inline,
-        where a call to ``fits`` would cost a quarter of a microsecond each."""
+    def fit_bytes(self) -> int:
+        """``fits``'s first test as one bound: a record fits when its value and key, plus
+        four bytes a character of its header's file name and GTID (and a snapshot's chunk
+        header), come to at most this. For a caller testing many records inline, where a call
+        to ``fits`` would cost a quarter of a microsecond each."""
         return self.max_record_bytes - RECORD_OVERHEAD - _FIXED_HEADER_BYTES
 
     def value_budget(self, key: bytes, headers: tuple[tuple[str, bytes], ...]) -> int:

@@ -128,14 +128,14 @@ class FieldFilter:
         self.black_field = black_field
         self._white = _parse_field_rules(field)
         self._black = _parse_field_rules(black_field)
-        self._cached = lru_cache(maxsize=cache_size)(self._evaluate)
+        # A predicate over a table's column names, or None when every column is kept; cached
+        # by name, and called as the cache itself (as ``TableFilter.accepts``).
+        self.columns_for: Callable[[str, str], ColumnPredicate | None] = lru_cache(
+            maxsize=cache_size
+        )(self._evaluate)
 
     def __bool__(self) -> bool:
         return bool(self._white or self._black)
-
-    def columns_for(self, schema: str, table: str) -> ColumnPredicate | None:
-        """A predicate over column names, or ``None`` when every column is kept."""
-        return self._cached(schema, table)
 
     def _evaluate(self, schema: str, table: str) -> ColumnPredicate | None:
         name = f"{schema}.{table}"

@@ -176,13 +176,16 @@ def test_rendered_rows_are_refused_exactly_where_placement_fits_refuses_them() -
     base = _random_entry(random.Random(3))
     assert base.row_change is not None
     wide = "\U0001f600" * 700  # four bytes a character in the headers: ``fits``'s worst case
-    streamed = base.header
+    # The largest position and server id: the headers then use all the digits ``fits``
+    # allows for, and the test leaves no slack an error in the inline bound could hide in.
+    streamed = dataclasses.replace(base.header, logfile_offset=2**64 - 1, server_id=2**32 - 1)
     snapshot = SnapshotHeader(**dataclasses.asdict(streamed), chunk="c" * 3000)
     cases = [
         (streamed, "mariadb-bin.000001", "0-1-2"),
         (streamed, "f" * 3000, ""),
         (streamed, "f", wide),
         (streamed, wide, "0-1-2"),
+        (streamed, wide, wide),  # every byte ``fits`` counts is there
         (snapshot, "mariadb-bin.000001", "0-1-2"),  # its chunk header counts too
     ]
     for at, name, gtid in cases:

@@ -215,4 +215,4 @@ def test_field_filter_verdicts_are_cached() -> None:
     f = FieldFilter("db.t:id")
     first = f.columns_for("db", "t")
     assert f.columns_for("db", "t") is first
-    assert f._cached.cache_info().hits == 1
+    assert f.columns_for.cache_info().hits == 1
