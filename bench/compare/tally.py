@@ -1,9 +1,12 @@
-"""Following a benchmark topic while a system writes it: rows counted, first and last append.
+"""A benchmark topic a system writes: how far it is written, then its rows counted, first and
+last append.
 
 Every system's speed is measured the same way, from the topic itself: the broker's append time
 (the topics are made with ``message.timestamp.type=LogAppendTime``) of the first and of the last
 record, and the rows those records carry, counted by the system's record format. The tally
-reads every record, so the final count is the read-back check too.
+reads every record, so the final count is the read-back check too. While the system writes,
+only the topic's end offsets are asked (``appended``): reading and counting the records as they
+came took CPU from the system being measured (bench.compare.cli.measure).
 """
 
 from __future__ import annotations
@@ -81,20 +84,26 @@ class TopicFollower:
             }
         )
         self.consumer.subscribe([topic])
+        self._partitions: list[int] = []
+
+    def appended(self) -> int:
+        """Records in the topic now, all partitions (their end offsets), asked of the broker
+        without reading any."""
+        if not self._partitions:
+            metadata = self.consumer.list_topics(self.topic, timeout=30)
+            self._partitions = sorted(metadata.topics[self.topic].partitions)
+        return sum(
+            self.consumer.get_watermark_offsets(
+                TopicPartition(self.topic, partition), timeout=30, cached=False
+            )[1]
+            for partition in self._partitions
+        )
 
     def poll(self, timeout_s: float) -> None:
         for message in self.consumer.consume(500, timeout_s):
             if message.error() is not None:
                 continue  # partition EOF and the like; real failures show as missing rows
             self.tally.add(message.timestamp()[1], self.count(message.value()))
-
-    def until(self, rows: int, deadline: float, alive: Callable[[], None]) -> None:
-        """Polls until ``rows`` rows are counted; ``alive()`` raises when the writer died."""
-        while self.tally.rows < rows:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.topic}: {self.tally.rows} of {rows} rows in time")
-            alive()
-            self.poll(0.2)
 
     def drain(self) -> None:
         """Reads on to the end of every partition as it is now (extra records would be
