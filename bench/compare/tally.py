@@ -11,6 +11,7 @@ came took CPU from the system being measured (bench.compare.cli.measure).
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
 from bench.measure import bootstrap
 
@@ -68,7 +69,10 @@ class Tally:
 
 
 class TopicFollower:
-    """Reads ``topic`` from its start as records arrive; one partition or many."""
+    """Reads ``topic`` (one partition or many) from its start when asked: ``appended`` tells how
+    far the writer has come without reading a record, ``drain`` reads and counts what is
+    there. Partitions are assigned, not subscribed: no group to join, and no rebalance that
+    would read the topic again after a long wait between two drains."""
 
     def __init__(self, topic: str, count: RowCounter) -> None:
         self.topic = topic
@@ -79,25 +83,38 @@ class TopicFollower:
                 "bootstrap.servers": bootstrap(),
                 "group.id": f"bench-compare-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-                "topic.metadata.refresh.interval.ms": 1000,
             }
         )
-        self.consumer.subscribe([topic])
-        self._partitions: list[int] = []
+        self._partitions = self._partitions_of(topic)
+        self.consumer.assign(
+            [TopicPartition(topic, partition, OFFSET_BEGINNING) for partition in self._partitions]
+        )
+        self._appended = 0
+
+    def _partitions_of(self, topic: str) -> list[int]:
+        """The partitions of ``topic``, made by the caller just before (its metadata may take
+        a moment to reach the broker)."""
+        deadline = time.monotonic() + 30
+        while True:
+            found = self.consumer.list_topics(topic, timeout=30).topics.get(topic)
+            if found is not None and found.partitions:
+                return sorted(found.partitions)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{topic}: no partitions within 30 s of its creation")
+            time.sleep(0.1)
 
     def appended(self) -> int:
-        """Records in the topic now, all partitions (their end offsets), asked of the broker
-        without reading any."""
-        if not self._partitions:
-            metadata = self.consumer.list_topics(self.topic, timeout=30)
-            self._partitions = sorted(metadata.topics[self.topic].partitions)
-        return sum(
-            self.consumer.get_watermark_offsets(
-                TopicPartition(self.topic, partition), timeout=30, cached=False
-            )[1]
-            for partition in self._partitions
-        )
+        """Records in the topic now (the sum of its partitions' end offsets), asked of the
+        broker without reading any; the last answer again when the broker does not answer
+        within two seconds (a watch must neither stall nor end the round)."""
+        with contextlib.suppress(KafkaException):
+            self._appended = sum(
+                self.consumer.get_watermark_offsets(
+                    TopicPartition(self.topic, partition), timeout=2, cached=False
+                )[1]
+                for partition in self._partitions
+            )
+        return self._appended
 
     def poll(self, timeout_s: float) -> None:
         for message in self.consumer.consume(500, timeout_s):
@@ -108,9 +125,8 @@ class TopicFollower:
     def drain(self) -> None:
         """Reads on to the end of every partition as it is now (extra records would be
         duplicates: the caller compares the count)."""
-        metadata = self.consumer.list_topics(self.topic, timeout=30)
         ends = {}
-        for partition in metadata.topics[self.topic].partitions:
+        for partition in self._partitions:
             tp = TopicPartition(self.topic, partition)
             ends[partition] = self.consumer.get_watermark_offsets(tp, timeout=30)[1]
         deadline = time.monotonic() + 60
