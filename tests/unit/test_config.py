@@ -442,6 +442,7 @@ def test_librdkafka_defaults_and_overrides() -> None:
     assert default.as_librdkafka_dict() == {
         "acks": "all",
         "enable.idempotence": True,
+        "linger.ms": 1,
         "bootstrap.servers": "127.0.0.1:9092",
     }
     assert default.max_message_bytes == 1_000_000
