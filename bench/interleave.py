@@ -6,7 +6,11 @@ state: for before/after figures on a box whose speed moves between runs.
 
 Loads the workload once, then, ``--rounds`` times, runs ``canal-bridge run`` from each
 ``--root`` in turn (its ``bridge`` package; e.g. ``git worktree add /tmp/wt-old <commit>``)
-from the workload's first position to a fresh topic. Each run is timed between 20 % and 90 %
+from the workload's first position to a fresh topic, in the reverse order every other round:
+on a box that slows down or speeds up through a round, a fixed order favoured the same root
+every time (twentieth session: run first while the box slowed round by round, from 106k to 76k
+rows/s, 7f7fe8c used less CPU per row than the next commit in four rounds of five; run second,
+it used more or the same). Each run is timed between 20 % and 90 %
 of its rows acked, which leaves out the start-up (spawning, connecting, the first batch) that
 ``bench.run``'s "from dump start" includes: rows per second, and CPU microseconds per row of
 the bridge and its binlog reader process over that window. Prints every run and the medians
@@ -72,6 +76,12 @@ def steady_run(
     return Steady(rows / (t1 - t0), (cpu1 - cpu0) / rows * 1e6)
 
 
+def round_order(roots: list[Path], round_number: int) -> list[Path]:
+    """The roots in the order round ``round_number`` (from 1) runs them: as given in odd
+    rounds, reversed in even ones."""
+    return list(roots) if round_number % 2 else list(reversed(roots))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
@@ -87,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[Path, list[Steady]] = {root: [] for root in args.root}
     with tempfile.TemporaryDirectory(prefix="interleave-") as tmp:
         for round_number in range(1, args.rounds + 1):
-            for root in args.root:
+            for root in round_order(args.root, round_number):
                 run = steady_run(Path(tmp), f"bench_{args.workload}", start, expected, root)
                 runs[root].append(run)
                 print(
