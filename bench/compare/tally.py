@@ -108,13 +108,17 @@ class TopicFollower:
         broker without reading any; the last answer again when the broker does not answer
         within two seconds (a watch must neither stall nor end the round)."""
         with contextlib.suppress(KafkaException):
-            self._appended = sum(
-                self.consumer.get_watermark_offsets(
-                    TopicPartition(self.topic, partition), timeout=2, cached=False
-                )[1]
-                for partition in self._partitions
-            )
+            self._appended = sum(self._ends(timeout_s=2).values())
         return self._appended
+
+    def _ends(self, timeout_s: float) -> dict[int, int]:
+        """Each partition's end offset, asked of the broker (``appended``, ``drain``)."""
+        return {
+            partition: self.consumer.get_watermark_offsets(
+                TopicPartition(self.topic, partition), timeout=timeout_s, cached=False
+            )[1]
+            for partition in self._partitions
+        }
 
     def poll(self, timeout_s: float) -> None:
         for message in self.consumer.consume(500, timeout_s):
@@ -125,10 +129,7 @@ class TopicFollower:
     def drain(self) -> None:
         """Reads on to the end of every partition as it is now (extra records would be
         duplicates: the caller compares the count)."""
-        ends = {}
-        for partition in self._partitions:
-            tp = TopicPartition(self.topic, partition)
-            ends[partition] = self.consumer.get_watermark_offsets(tp, timeout=30)[1]
+        ends = self._ends(timeout_s=30)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             positions = self.consumer.position([TopicPartition(self.topic, p) for p in ends])
