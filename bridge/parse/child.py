@@ -16,10 +16,16 @@ which is what makes the second core pay off. The pipe (widened to ``childproc.PI
 carries the backpressure: while the store is full the instance stops reading, the child
 blocks writing and stops reading the binlog.
 
+The child is started by ``preflight()``, before the source is checked, and waits for what to
+read: its start-up (an interpreter and its imports, about a tenth of a second of a core) runs
+on the other core while this process checks the source and finds the start position, rather
+than between the start position and the first row, at every start, restart and fail-over.
+
 The child runs in a session of its own (signals for the bridge's process group do not reach
 it), is killed by ``stop()`` and dies with the thread that started it (Linux
-``PR_SET_PDEATHSIG``; elsewhere at its next write). Its failure arrives as the pickled error,
-raised again here as itself (``BinlogPurged`` stays ``BinlogPurged``).
+``PR_SET_PDEATHSIG``; elsewhere at its next write; a child still waiting for what to read ends
+when its stdin does). Its failure arrives as the pickled error, raised again here as itself
+(``BinlogPurged`` stays ``BinlogPurged``).
 """
 
 from __future__ import annotations
@@ -105,7 +111,9 @@ class ParserProcess:
         self._destination = destination
         self._stopping = threading.Event()
         self._lock = threading.Lock()
-        self._child: subprocess.Popen[bytes] | None = None
+        self._child: subprocess.Popen[bytes] | None = None  # the child reading
+        # Started by preflight(), waiting for its ChildSpec: the next batches() takes it.
+        self._standby: subprocess.Popen[bytes] | None = None
         self._caught_up = False
 
     @property
@@ -116,17 +124,25 @@ class ParserProcess:
 
     def preflight(self) -> SourceFacts:
         """The source's facts, found in this process; the child is given the last ones
-        (each connection at start costs it a TLS handshake and round trips)."""
+        (each connection at start costs it a TLS handshake and round trips). The child for
+        the next ``batches()`` is started first, so that its start-up overlaps the checks
+        (a child already waiting, from a preflight that failed, is kept)."""
+        with self._lock:
+            if self._standby is None and not self._stopping.is_set():
+                self._standby = _start_child()
         self._facts = preflight(self._source, self._time_zone)
         return self._facts
 
     def stop(self) -> None:
-        """Ends ``entries()`` promptly: the child is killed, its pipe ends."""
+        """Ends ``entries()`` promptly: the child is killed, its pipe ends; a child still
+        waiting for what to read is ended here."""
         self._stopping.set()
         with self._lock:
-            child = self._child
+            child, standby, self._standby = self._child, self._standby, None
         if child is not None:
             child.kill()
+        if standby is not None:
+            childproc.end(standby)
 
     def entries(self, start: EntryPosition) -> Iterator[Entry]:
         """Entries from ``start`` until ``stop()``, as ``BinlogParser.entries`` yields them."""
@@ -179,10 +195,8 @@ class ParserProcess:
         with self._lock:
             if self._stopping.is_set():
                 return None
-            child = childproc.spawn("bridge.parse.child")
+            child, self._standby = self._standby or _start_child(), None
             self._child = child
-        assert child.stdout is not None
-        childproc.widen_pipe(child.stdout)
         assert child.stdin is not None
         try:
             child.stdin.write(pickle.dumps(spec))
@@ -190,6 +204,14 @@ class ParserProcess:
         except BrokenPipeError:
             pass  # it died at once: its exit code is reported when its output ends
         return child
+
+
+def _start_child() -> subprocess.Popen[bytes]:
+    """A binlog reader process, waiting on its stdin for the ``ChildSpec`` to run."""
+    child = childproc.spawn("bridge.parse.child")
+    assert child.stdout is not None
+    childproc.widen_pipe(child.stdout)
+    return child
 
 
 def full_frames(batch: list[Entry | FlatEntry]) -> Iterator[list[Entry | FlatEntry]]:
@@ -242,7 +264,10 @@ def _failed(text: str) -> ParserProcessFailed:
 
 def main() -> int:
     frames = childproc.frames_out()
-    spec: ChildSpec = pickle.load(sys.stdin.buffer)
+    try:
+        spec: ChildSpec = pickle.load(sys.stdin.buffer)
+    except EOFError:
+        return 0  # started ahead and never needed: the instance stopped, or is gone
     childproc.die_with_parent(spec.parent_pid)
     configure_logging(spec.log_format, spec.log_level)
     tune_garbage_collector()
