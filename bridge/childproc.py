@@ -5,7 +5,8 @@ run in processes of their own so that their decoding uses a second core (a Pytho
 Python code on one core at a time). Both are ``python -m <module>`` with this package first on
 the import path, in a session of their own (a signal to the bridge's process group does not
 reach them: the bridge stops them itself), killed when the thread that started them ends
-(Linux ``PR_SET_PDEATHSIG``), and both speak in frames: a kind byte, a length, a payload. A
+(Linux ``PR_SET_PDEATHSIG``, set once a child is told what to do; before that, a child started
+ahead ends when its stdin does), and both speak in frames: a kind byte, a length, a payload. A
 failure crosses as a frame of kind ``ERROR`` holding the pickled error, raised again on the
 parent's side as itself (``BridgeError`` subclasses pickle with their attributes).
 """
@@ -103,12 +104,15 @@ def error_from(payload: bytes, unknown: Callable[[str], BaseException]) -> BaseE
     return unknown(f"{type_name}: {text}")
 
 
-def end(child: subprocess.Popen[bytes]) -> int:
-    """Kill the child if it still runs, reap it and return its exit code."""
+def end(child: subprocess.Popen[bytes], wait_s: float = KILL_WAIT_S) -> int | None:
+    """Kill the child if it still runs, reap it and return its exit code (None if it was not
+    gone within ``wait_s``)."""
     if child.poll() is None:
         child.kill()
     try:
-        return child.wait(KILL_WAIT_S)
+        return child.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        return None
     finally:
         for stream in (child.stdin, child.stdout):
             if stream is not None:

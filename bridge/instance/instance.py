@@ -213,6 +213,17 @@ class Instance:
     # ------------------------------------------------------------------ parser thread
 
     def _run_parser(self) -> None:
+        try:
+            self._parse_until_stopped()
+        finally:
+            # Whatever ended the thread (a fatal error, a stop), no binlog reader process is
+            # left behind, including one started ahead by the preflight.
+            with self._parser_lock:
+                parser = self.parser
+            if parser is not None:
+                parser.stop()
+
+    def _parse_until_stopped(self) -> None:
         while not self._stopping.is_set():
             try:
                 self._parse_once()

@@ -2,8 +2,8 @@
 
 A Python process runs Python code on one core at a time (the GIL): with the parser and the MQ
 worker as threads of one process, the bridge can go no faster than one core allows
-(docs/benchmarks.md). ``ParserProcess`` has ``BinlogParser``'s interface; its ``entries()``
-starts ``python -m bridge.parse.child``, which runs a ``BinlogParser`` and writes its entries
+(docs/benchmarks.md). ``ParserProcess`` has ``BinlogParser``'s interface; its child process,
+``python -m bridge.parse.child``, runs a ``BinlogParser`` and writes its entries
 to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
 is about to read the socket, or holds ``GROUP_ENTRIES`` entries, so an entry never waits for
 others to arrive and a frame holds at most one read of binlog. The frame's kind says whether
@@ -16,15 +16,17 @@ which is what makes the second core pay off. The pipe (widened to ``childproc.PI
 carries the backpressure: while the store is full the instance stops reading, the child
 blocks writing and stops reading the binlog.
 
-The child is started by ``preflight()``, before the source is checked, and waits for what to
-read: its start-up (an interpreter and its imports, about a tenth of a second of a core) runs
-on the other core while this process checks the source and finds the start position, rather
-than between the start position and the first row, at every start, restart and fail-over.
+The instance calls ``preflight()`` and then ``batches()`` on its parser thread; the child is
+started by ``preflight()``, before the source is checked, and waits for what to read (without
+a preflight, ``batches()`` starts it). Its start-up (an interpreter and its imports, about a
+tenth of a second of a core) then runs on the other core while this process checks the source
+and finds the start position, rather than between the start position and the first row.
 
 The child runs in a session of its own (signals for the bridge's process group do not reach
-it), is killed by ``stop()`` and dies with the thread that started it (Linux
-``PR_SET_PDEATHSIG``; elsewhere at its next write; a child still waiting for what to read ends
-when its stdin does). Its failure arrives as the pickled error, raised again here as itself
+it) and is killed by ``stop()``. Once told what to read, it dies with the thread that started
+it (Linux ``PR_SET_PDEATHSIG``; elsewhere at its next write): ``batches()`` on another thread
+than ``preflight()`` starts a child of its own. While it waits, it ends when its stdin does
+(the bridge is gone). Its failure arrives as the pickled error, raised again here as itself
 (``BinlogPurged`` stays ``BinlogPurged``).
 """
 
@@ -58,6 +60,8 @@ from bridge.position import EntryPosition
 READS_PER_FRAME = 16
 _BATCH = b"b"
 _CAUGHT_UP = b"w"  # a batch, after which the child waits for the source
+# How long stop() waits for a killed waiting child to be reaped (it takes milliseconds).
+STOP_REAP_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class ParserProcess:
         self._child: subprocess.Popen[bytes] | None = None  # the child reading
         # Started by preflight(), waiting for its ChildSpec: the next batches() takes it.
         self._standby: subprocess.Popen[bytes] | None = None
+        self._standby_thread = 0  # the thread that started it (its death signal's)
         self._caught_up = False
 
     @property
@@ -126,23 +131,23 @@ class ParserProcess:
         """The source's facts, found in this process; the child is given the last ones
         (each connection at start costs it a TLS handshake and round trips). The child for
         the next ``batches()`` is started first, so that its start-up overlaps the checks
-        (a child already waiting, from a preflight that failed, is kept)."""
+        (one still waiting, when the last attempt failed after its preflight, is kept)."""
         with self._lock:
-            if self._standby is None and not self._stopping.is_set():
-                self._standby = _start_child()
+            if self._take_standby() is None and not self._stopping.is_set():
+                self._standby, self._standby_thread = _start_child(), threading.get_ident()
         self._facts = preflight(self._source, self._time_zone)
         return self._facts
 
     def stop(self) -> None:
         """Ends ``entries()`` promptly: the child is killed, its pipe ends; a child still
-        waiting for what to read is ended here."""
+        waiting for what to read is killed and reaped here (within ``STOP_REAP_S``)."""
         self._stopping.set()
         with self._lock:
             child, standby, self._standby = self._child, self._standby, None
         if child is not None:
             child.kill()
         if standby is not None:
-            childproc.end(standby)
+            childproc.end(standby, STOP_REAP_S)
 
     def entries(self, start: EntryPosition) -> Iterator[Entry]:
         """Entries from ``start`` until ``stop()``, as ``BinlogParser.entries`` yields them."""
@@ -195,8 +200,8 @@ class ParserProcess:
         with self._lock:
             if self._stopping.is_set():
                 return None
-            child, self._standby = self._standby or _start_child(), None
-            self._child = child
+            child = self._take_standby() or _start_child()
+            self._standby, self._child = None, child
         assert child.stdin is not None
         try:
             child.stdin.write(pickle.dumps(spec))
@@ -204,6 +209,18 @@ class ParserProcess:
         except BrokenPipeError:
             pass  # it died at once: its exit code is reported when its output ends
         return child
+
+    def _take_standby(self) -> subprocess.Popen[bytes] | None:
+        """The waiting child, if it is still alive and this thread started it; one that is
+        not is ended (called holding ``_lock``)."""
+        standby = self._standby
+        if standby is None:
+            return None
+        if standby.poll() is None and self._standby_thread == threading.get_ident():
+            return standby
+        self._standby = None
+        childproc.end(standby, STOP_REAP_S)
+        return None
 
 
 def _start_child() -> subprocess.Popen[bytes]:
@@ -266,8 +283,8 @@ def main() -> int:
     frames = childproc.frames_out()
     try:
         spec: ChildSpec = pickle.load(sys.stdin.buffer)
-    except EOFError:
-        return 0  # started ahead and never needed: the instance stopped, or is gone
+    except (EOFError, pickle.UnpicklingError):
+        return 0  # started ahead and never told what to read: the bridge stopped or is gone
     childproc.die_with_parent(spec.parent_pid)
     configure_logging(spec.log_format, spec.log_level)
     tune_garbage_collector()

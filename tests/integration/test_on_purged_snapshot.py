@@ -6,7 +6,9 @@ stops the destination with BinlogPurged and sends nothing."""
 from __future__ import annotations
 
 import logging
+import os
 import time
+from pathlib import Path
 
 import pymysql
 import pytest
@@ -65,11 +67,30 @@ def _destination(server: ThrowawayServer, on_purged: str) -> DestinationConfig:
     )
 
 
+def _reader_children() -> list[int]:
+    """This process's binlog reader processes that still run (zombies left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == os.getpid() and b"bridge.parse.child" in command and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
 def _run(
     config: DestinationConfig, gone: str, seconds: float
-) -> tuple[Instance, list[Entry], LogPosition | None]:
+) -> tuple[Instance, list[Entry], LogPosition | None, list[int]]:
     """Run the destination from a cursor in the purged file, consuming as the MQ worker
-    does, until the table's rows came as snapshot rows, it failed, or ``seconds`` passed."""
+    does, until the table's rows came as snapshot rows, it failed, or ``seconds`` passed.
+    Also returns the binlog reader processes still running once a failed instance's parser
+    thread ended (before the instance is stopped)."""
     meta = MemoryMetaManager()
     meta.start()
     client = mq_client(config.name)
@@ -94,9 +115,14 @@ def _run(
             if len(rows) >= ROWS:
                 break
         cursor = meta.get_cursor(client)
+        left = []
+        if instance.failure is not None:
+            assert instance._thread is not None
+            instance._thread.join(10)
+            left = _reader_children()
     finally:
         server.stop_all()
-    return instance, entries, cursor
+    return instance, entries, cursor, left
 
 
 def test_a_purged_position_takes_a_fresh_snapshot_and_says_so(
@@ -104,7 +130,7 @@ def test_a_purged_position_takes_a_fresh_snapshot_and_says_so(
 ) -> None:
     server, gone = purged
     caplog.set_level(logging.WARNING, logger="bridge")
-    instance, entries, cursor = _run(_destination(server, "snapshot"), gone, 60)
+    instance, entries, cursor, _ = _run(_destination(server, "snapshot"), gone, 60)
     assert instance.failure is None
     ids = sorted(
         int(column.value)
@@ -129,6 +155,7 @@ def test_a_purged_position_takes_a_fresh_snapshot_and_says_so(
 
 def test_on_purged_fail_stops_the_destination_instead(purged: tuple[ThrowawayServer, str]) -> None:
     server, gone = purged
-    instance, entries, _ = _run(_destination(server, "fail"), gone, 10)
+    instance, entries, _, left = _run(_destination(server, "fail"), gone, 10)
     assert isinstance(instance.failure, BinlogPurged)
+    assert left == []  # the reader process started ahead by the preflight is ended
     assert not [e for e in entries if isinstance(e.header, SnapshotHeader)]
