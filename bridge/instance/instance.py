@@ -510,7 +510,8 @@ class Instance:
     def _replan_after_purge(self) -> None:
         """``on_purged: snapshot`` chose the binlog end: a fresh plan of every table the
         snapshot config selects replaces any other, and the parser is rebuilt without ahead
-        encoding (the finder logged the WARNING)."""
+        encoding (the finder logged the WARNING) and checks the source again, so that its
+        reader process starts ahead and is given the facts, as the first one was."""
         self._purged_to_snapshot = False
         self._stop_snapshot_reader()
         with open_connection(self.config.source) as conn:
@@ -520,7 +521,7 @@ class Instance:
             if self.parser is not None and self._parser_factory is None:
                 self.parser.stop()
                 self.parser = None
-        self._built_parser()
+        self._built_parser().preflight()
 
     def _put_plan_marker(self, start: EntryPosition) -> None:
         """Put the plan of the requests planned at this restart into the store at ``start``
