@@ -6,11 +6,12 @@ state: for before/after figures on a box whose speed moves between runs.
 
 Loads the workload once, then, ``--rounds`` times, runs ``canal-bridge run`` from each
 ``--root`` in turn (its ``bridge`` package; e.g. ``git worktree add /tmp/wt-old <commit>``)
-from the workload's first position to a fresh topic, in the reverse order every other round:
-on a box that slows down or speeds up through a round, a fixed order favoured the same root
-every time (twentieth session: run first while the box slowed round by round, from 106k to 76k
-rows/s, 7f7fe8c used less CPU per row than the next commit in four rounds of five; run second,
-it used more or the same). Each run is timed between 20 % and 90 %
+from the workload's first position to a fresh topic, in an order rotated by one place per
+round (``bench.measure.round_order``; two roots: reversed every other round): on a box that
+slows down or speeds up through a round, a fixed order favoured the same root every time
+(twentieth session: run first while the box slowed round by round, from 106k to 76k rows/s,
+7f7fe8c used less CPU per row than the next commit in four rounds of five; run second, it used
+more or the same). Each run is timed between 20 % and 90 %
 of its rows acked, which leaves out the start-up (spawning, connecting, the first batch) that
 ``bench.run``'s "from dump start" includes: rows per second, and CPU microseconds per row of
 the bridge and its binlog reader process over that window. Prints every run and the medians
@@ -31,7 +32,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.measure import BridgeRun, create_topic, delete_topic, usage_of
+from bench.measure import BridgeRun, create_topic, delete_topic, round_order, usage_of
 from bench.workloads import WORKLOADS, load_fresh
 
 # The steady-state window: from this share of the rows acked to that one.
@@ -74,12 +75,6 @@ def steady_run(
     (t0, rows0, cpu0), (t1, rows1, cpu1) = marks
     rows = rows1 - rows0
     return Steady(rows / (t1 - t0), (cpu1 - cpu0) / rows * 1e6)
-
-
-def round_order(roots: list[Path], round_number: int) -> list[Path]:
-    """The roots in the order round ``round_number`` (from 1) runs them: as given in odd
-    rounds, reversed in even ones."""
-    return list(roots) if round_number % 2 else list(reversed(roots))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,6 +35,7 @@ from bench.measure import (
     create_topic,
     delete_topic,
     mysql_address,
+    round_order,
     usage_of,
 )
 from bench.run import RESULTS, load_average, machine
@@ -85,7 +86,9 @@ QUIET_S = 1.0
 
 def measure(system: System, expected: int) -> Round:
     """Runs ``system`` until its topic holds ``expected`` rows, then reads on to the end and
-    checks the count (a duplicate or a lost row fails the run).
+    checks the count (a duplicate or a lost row fails the run). The topic is left for
+    ``compare`` to delete once every run is over: the broker removes a deleted topic's files
+    a minute later (``file.delete.delay.ms``), which would land in a later system's run.
 
     While the system writes, only the topic's end offsets are watched (``written``). Until the
     twentieth session its records were read and counted as they came, which parses each
@@ -110,7 +113,6 @@ def measure(system: System, expected: int) -> Round:
         follower.drain()
     finally:
         follower.close()
-        delete_topic(system.topic)
     tally = follower.tally
     if tally.rows != expected:
         raise RuntimeError(f"{system.name}: {tally.rows} rows in its topic, expected {expected}")
@@ -157,6 +159,9 @@ def _wait(system: System, deadline: float, what: str) -> None:
 
 
 def compare(name: str, scale: float, repeat: int, systems: list[str]) -> list[Summary]:
+    """``repeat`` rounds of every system, in an order rotated each round (``round_order``:
+    each system runs first, and after each other one, as often); the topics are deleted at
+    the end (``measure``)."""
     schema, start, gtids, expected = load_workload(name, scale)
     spec = RunSpec(
         schema=schema,
@@ -170,22 +175,28 @@ def compare(name: str, scale: float, repeat: int, systems: list[str]) -> list[Su
     )
     rounds: dict[str, list[Round]] = {key: [] for key in systems}
     names: dict[str, str] = {}
+    topics: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-compare-") as workdir:
-        for index in range(repeat):
-            for key in systems:
-                system = SYSTEMS[key](spec, Path(workdir))
-                names[key] = system.name
-                result = measure(system, expected)
-                rounds[key].append(result)
-                print(
-                    f"[{name}] round {index + 1}, {system.name}: {result.rows:,} rows, "
-                    f"{result.rows_per_s:,.0f} rows/s, CPU {result.cpu_s:.1f}s "
-                    f"({result.stream_cpu_s:.1f}s from the first record), peak RSS "
-                    f"{result.peak_rss_mb:.0f} MB",
-                    flush=True,
-                )
-                if isinstance(system, Debezium):
-                    shutil.rmtree(system.dir, ignore_errors=True)
+        try:
+            for index in range(repeat):
+                for key in round_order(systems, index + 1):
+                    system = SYSTEMS[key](spec, Path(workdir))
+                    names[key] = system.name
+                    topics.append(system.topic)
+                    result = measure(system, expected)
+                    rounds[key].append(result)
+                    print(
+                        f"[{name}] round {index + 1}, {system.name}: {result.rows:,} rows, "
+                        f"{result.rows_per_s:,.0f} rows/s, CPU {result.cpu_s:.1f}s "
+                        f"({result.stream_cpu_s:.1f}s from the first record), peak RSS "
+                        f"{result.peak_rss_mb:.0f} MB",
+                        flush=True,
+                    )
+                    if isinstance(system, Debezium):
+                        shutil.rmtree(system.dir, ignore_errors=True)
+        finally:
+            for topic in topics:
+                delete_topic(topic)
     return [summarize(names[key], rounds[key]) for key in systems]
 
 
