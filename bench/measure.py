@@ -146,12 +146,18 @@ T = TypeVar("T")
 
 
 def round_order(runs: list[T], round_number: int) -> list[T]:
-    """``runs`` in the order round ``round_number`` (from 1) runs them: rotated by one place
-    per round, so that over ``len(runs)`` rounds each takes each place once. On a box whose
-    speed drifts through a round, or where a run pays for the one before it (a JVM exiting,
-    the broker's deferred work), a fixed order favoured the same one every time."""
-    shift = (round_number - 1) % len(runs) if runs else 0
-    return runs[shift:] + runs[:shift]
+    """``runs`` in the order round ``round_number`` (from 1) runs them: rounds 1 to n (n =
+    ``len(runs)``) rotate ``runs`` by one place each, rounds n+1 to 2n rotate it reversed, and
+    so on. Over 2n rounds each run takes each place twice and, within a round, comes right
+    after each other one equally often (two runs: A B, B A, B A, A B). On a box whose speed
+    drifts through a round, or where a run pays for the one before it (a JVM exiting), a fixed
+    order favoured the same one every time; a rotation alone keeps who follows whom."""
+    if not runs:
+        return []
+    turn = round_number - 1
+    base = runs if (turn // len(runs)) % 2 == 0 else runs[::-1]
+    shift = turn % len(runs)
+    return base[shift:] + base[:shift]
 
 
 def free_port() -> int:

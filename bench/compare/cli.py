@@ -46,7 +46,6 @@ SYSTEMS: dict[str, Callable[[RunSpec, Path], System]] = {
     "debezium": lambda spec, _workdir: Debezium(spec),
     "canal": Canal,
 }
-COMPARED = ("debezium", "canal")  # the order they run in, after the bridge
 
 
 def load_workload(name: str, scale: float) -> tuple[str, tuple[str, int], str, int]:
@@ -84,17 +83,19 @@ WATCH_S = 0.1
 QUIET_S = 1.0
 
 
-def measure(system: System, expected: int) -> Round:
+def measure(system: System, expected: int, topics: list[str]) -> Round:
     """Runs ``system`` until its topic holds ``expected`` rows, then reads on to the end and
-    checks the count (a duplicate or a lost row fails the run). The topic is left for
-    ``compare`` to delete once every run is over: the broker removes a deleted topic's files
-    a minute later (``file.delete.delay.ms``), which would land in a later system's run.
+    checks the count (a duplicate or a lost row fails the run). The topic is added to
+    ``topics`` once made, for ``main`` to delete when every run is over: the broker removes a
+    deleted topic's files later (``log.segment.delete.delay.ms``, a minute), so a deletion
+    between runs would do its work inside a later one.
 
     While the system writes, only the topic's end offsets are watched (``written``). Until the
     twentieth session its records were read and counted as they came, which parses each
     record's JSON in this process: on two cores that took CPU from the system being measured,
     and most from the fastest one. The span is the records' broker append times either way."""
     create_topic(system.topic)
+    topics.append(system.topic)
     follower = TopicFollower(system.topic, system.count)
     try:
         system.start()
@@ -158,10 +159,12 @@ def _wait(system: System, deadline: float, what: str) -> None:
     time.sleep(WATCH_S)
 
 
-def compare(name: str, scale: float, repeat: int, systems: list[str]) -> list[Summary]:
-    """``repeat`` rounds of every system, in an order rotated each round (``round_order``:
-    each system runs first, and after each other one, as often); the topics are deleted at
-    the end (``measure``)."""
+def compare(
+    name: str, scale: float, repeat: int, systems: list[str], topics: list[str]
+) -> list[Summary]:
+    """``repeat`` rounds of every system, in ``round_order`` (over twice as many rounds as
+    systems, each runs first, and right after each other one, equally often); the topics
+    made go to ``topics``."""
     schema, start, gtids, expected = load_workload(name, scale)
     spec = RunSpec(
         schema=schema,
@@ -175,29 +178,33 @@ def compare(name: str, scale: float, repeat: int, systems: list[str]) -> list[Su
     )
     rounds: dict[str, list[Round]] = {key: [] for key in systems}
     names: dict[str, str] = {}
-    topics: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-compare-") as workdir:
-        try:
-            for index in range(repeat):
-                for key in round_order(systems, index + 1):
-                    system = SYSTEMS[key](spec, Path(workdir))
-                    names[key] = system.name
-                    topics.append(system.topic)
-                    result = measure(system, expected)
-                    rounds[key].append(result)
-                    print(
-                        f"[{name}] round {index + 1}, {system.name}: {result.rows:,} rows, "
-                        f"{result.rows_per_s:,.0f} rows/s, CPU {result.cpu_s:.1f}s "
-                        f"({result.stream_cpu_s:.1f}s from the first record), peak RSS "
-                        f"{result.peak_rss_mb:.0f} MB",
-                        flush=True,
-                    )
-                    if isinstance(system, Debezium):
-                        shutil.rmtree(system.dir, ignore_errors=True)
-        finally:
-            for topic in topics:
-                delete_topic(topic)
+        for index in range(repeat):
+            for key in round_order(systems, index + 1):
+                system = SYSTEMS[key](spec, Path(workdir))
+                names[key] = system.name
+                result = measure(system, expected, topics)
+                rounds[key].append(result)
+                print(
+                    f"[{name}] round {index + 1}, {system.name}: {result.rows:,} rows, "
+                    f"{result.rows_per_s:,.0f} rows/s, CPU {result.cpu_s:.1f}s "
+                    f"({result.stream_cpu_s:.1f}s from the first record), peak RSS "
+                    f"{result.peak_rss_mb:.0f} MB",
+                    flush=True,
+                )
+                if isinstance(system, Debezium):
+                    shutil.rmtree(system.dir, ignore_errors=True)
     return [summarize(names[key], rounds[key]) for key in systems]
+
+
+def delete_topics(topics: list[str]) -> None:
+    """Delete the runs' topics; one that cannot be deleted is reported, not raised, so that
+    it neither hides the runs' error nor loses their results."""
+    for topic in topics:
+        try:
+            delete_topic(topic)
+        except Exception as exc:
+            print(f"could not delete topic {topic}: {exc}", file=sys.stderr, flush=True)
 
 
 def report(results: dict[str, list[Summary]], command: str, loads: tuple[str, str]) -> str:
@@ -238,10 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
     args = parser.parse_args(argv)
     loads = (load_average(), "")
-    results = {
-        workload: compare(workload, args.scale, args.repeat, args.systems)
-        for workload in dict.fromkeys(args.workload)
-    }
+    topics: list[str] = []
+    try:
+        results = {
+            workload: compare(workload, args.scale, args.repeat, args.systems, topics)
+            for workload in dict.fromkeys(args.workload)
+        }
+    finally:
+        delete_topics(topics)
     command = "var/venv/bin/python -m bench.compare " + shlex.join(
         argv if argv is not None else sys.argv[1:]
     )
