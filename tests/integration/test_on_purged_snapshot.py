@@ -6,9 +6,7 @@ stops the destination with BinlogPurged and sends nothing."""
 from __future__ import annotations
 
 import logging
-import os
 import time
-from pathlib import Path
 
 import pymysql
 import pytest
@@ -22,6 +20,7 @@ from bridge.position import EntryPosition, LogIdentity, LogPosition, SnapshotHea
 from tests.integration.binlog_helpers import execute, master_position
 from tests.integration.mariadb_server import ThrowawayServer, throwaway_mariadb
 from tests.integration.test_parser_refusals import _purge_to
+from tests.processes import running_children
 
 ROWS = 30
 
@@ -67,23 +66,6 @@ def _destination(server: ThrowawayServer, on_purged: str) -> DestinationConfig:
     )
 
 
-def _reader_children() -> list[int]:
-    """This process's binlog reader processes that still run (zombies left out)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        if int(ppid) == os.getpid() and b"bridge.parse.child" in command and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 def _run(
     config: DestinationConfig, gone: str, seconds: float
 ) -> tuple[Instance, list[Entry], LogPosition | None, list[int]]:
@@ -119,7 +101,7 @@ def _run(
         if instance.failure is not None:
             assert instance._thread is not None
             instance._thread.join(10)
-            left = _reader_children()
+            left = running_children("bridge.parse.child")
     finally:
         server.stop_all()
     return instance, entries, cursor, left

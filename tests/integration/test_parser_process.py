@@ -39,16 +39,9 @@ from tests.integration.binlog_helpers import (
     source_config,
     stop_after,
 )
+from tests.processes import alive, gone_within
 
 pytestmark = pytest.mark.both_servers
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _child_pid(parser: ParserProcess) -> int:
@@ -220,7 +213,7 @@ def test_stop_ends_a_waiting_read_and_the_child(
     time.sleep(0.5)  # the child now waits for the source, which has nothing to send
     parser.stop()
     assert ended.wait(10), "entries() did not end after stop()"
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 def test_a_child_that_dies_is_reported_with_its_exit_code(
@@ -315,10 +308,7 @@ def test_the_child_is_in_its_own_session_and_dies_with_its_parent(
         assert os.getsid(child) == child != os.getsid(0)  # Ctrl-C for the bridge skips it
         parent.kill()  # no chance to clean up
         parent.wait(10)
-        deadline = time.monotonic() + 10
-        while _alive(child) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not _alive(child), "the child outlived its parent"
+        assert gone_within(child), "the child outlived its parent"
     finally:
         if parent.poll() is None:
             parent.kill()

@@ -5,12 +5,10 @@ thread, ended by ``stop()``, and gone with the bridge. No server: the source is 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -18,6 +16,7 @@ from bridge import childproc
 from bridge.config import SourceConfig
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import SourceUnreachable
+from tests.processes import gone_within
 
 CLOSED_PORT = "127.0.0.1:1"
 
@@ -26,17 +25,6 @@ def _parser() -> ParserProcess:
     return ParserProcess(
         SourceConfig(address=CLOSED_PORT, username="canal", password="canal", slave_id=7001)
     )
-
-
-def _gone(pid: int, within_s: float = 10) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_failed_preflight_keeps_one_waiting_child_and_stop_ends_it() -> None:
@@ -101,6 +89,7 @@ import contextlib, time
 from bridge.config import SourceConfig
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import SourceUnreachable
+from tests.processes import gone_within
 
 parser = ParserProcess(
     SourceConfig(address="{CLOSED_PORT}", username="canal", password="canal", slave_id=7002)
@@ -121,7 +110,7 @@ def test_a_waiting_child_is_gone_with_its_parent() -> None:
         child = int(parent.stdout.readline())
         parent.send_signal(signal.SIGKILL)  # no chance to clean up
         parent.wait(10)
-        assert _gone(child), "the waiting child outlived its parent"
+        assert gone_within(child), "the waiting child outlived its parent"
     finally:
         if parent.poll() is None:
             parent.kill()
