@@ -70,7 +70,7 @@ _PARTITION_CLAUSES = frozenset(
         "REBUILD", "REPAIR", "REMOVE", "UPGRADE",
     }
 )  # fmt: skip
-_POSITION_WORDS = ("FIRST", "AFTER")
+_DATABASE_OPTIONS = frozenset({"DEFAULT", "CHARACTER", "CHARSET", "CHAR", "COLLATE"})
 _CTAS_WORDS = frozenset({"SELECT", "IGNORE", "REPLACE", "AS", "TABLE", "VALUES"})
 
 
@@ -218,7 +218,7 @@ class _Parser:
     def skip_element(self) -> None:
         """Skip to the ``,`` or ``)`` that ends this element (not consumed)."""
         c = self.c
-        while c.peek() not in (",", ")", ""):
+        while c.token() is not None and c.peek() not in (",", ")"):
             if c.peek() == "(":
                 c.skip_group()
             else:
@@ -276,7 +276,8 @@ class _Parser:
         kind = c.accept_any("TABLE", "DATABASE", "SCHEMA")
         if kind in ("DATABASE", "SCHEMA"):
             database = self.default_schema
-            if c.peek() not in ("DEFAULT", "CHARACTER", "CHARSET", "CHAR", "COLLATE", ""):
+            token = c.token()
+            if token is not None and token.upper not in _DATABASE_OPTIONS:
                 database = c.identifier()
             charset, collation = self.charset_options()
             return st.AlterDatabase(database, charset, collation)
@@ -350,6 +351,8 @@ class _Parser:
         c = self.c
         while True:
             c.identifier()
+            while c.accept("."):
+                c.identifier()
             c.accept_any("ASC", "DESC")
             if not (c.peek() == "," and c.peek(1) not in ("ADD", "DROP", "MODIFY", "CHANGE")):
                 return

@@ -173,3 +173,12 @@ def test_charset_precedence() -> None:
     assert t is not None and u is not None
     assert [c.charset for c in t.columns] == ["latin1", "utf8mb3"]
     assert [c.charset for c in u.columns] == ["ucs2"]
+
+
+def test_quoted_names_and_strings_inside_skipped_clauses() -> None:
+    schemas = history(MYSQL, "CREATE TABLE t (a int, UNIQUE KEY `uk` (a), KEY `k` (`a`))")
+    apply_ddl(schemas, "ALTER TABLE t COMMENT = 'x', ADD b int, ORDER BY t.a, `b`", "db")
+    apply_ddl(schemas, "ALTER DATABASE `db` CHARACTER SET latin1", "db")
+    apply_ddl(schemas, "ALTER TABLE t ADD c char(1)", "db")
+    assert column_types(schemas, "t") == [("a", "int"), ("b", "int"), ("c", "char(1)")]
+    assert schemas.databases["db"] == "latin1"
