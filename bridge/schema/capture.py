@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
-
-import pymysql
+from typing import TYPE_CHECKING, Any
 
 from bridge.schema.definitions import ColumnDefinition, Dialect, Schemas, TableDefinition
 
-Connection = pymysql.connections.Connection[Any]
+if TYPE_CHECKING:  # pymysql's Connection is generic to the type checker only
+    import pymysql
+
+    Connection = pymysql.connections.Connection[Any]
 Name = tuple[str, str]
 
 # MySQL dropped integer display widths from COLUMN_TYPE in 8.0.19.
