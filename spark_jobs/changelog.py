@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     args = parse_args(argv)
     job = ChangelogJob(stream=stream_options(args), output=args.output)
-    spark = build_session("canal-bridge-changelog")
+    spark = build_session("canal-bridge-changelog", driver_memory=args.driver_memory)
     try:
         return run_query(job.start(spark))
     finally:

@@ -37,17 +37,20 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import reduce
 from operator import or_
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
 from pyspark.sql.streaming.query import StreamingQuery
 
+from spark_jobs.budget import MIN_SLICE_RECORDS, BatchTooLarge, out_of_memory
 from spark_jobs.ddl import AddColumn, DropColumn, OtherClause, parse_alter
 from spark_jobs.decode import ORDER_COLUMNS, change_order, changes, parse_messages
 from spark_jobs.mirror_table import MirrorTable, Order, quote, typed_frame
@@ -144,20 +147,48 @@ class MirrorBatchWriter:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         spark = batch.sparkSession
-        messages = parse_messages(batch).persist()
-        try:
-            rows = changes(messages).persist()
+        slices = 1
+        while True:
             try:
-                outcomes = self._apply(spark, messages, rows)
-            finally:
-                rows.unpersist()
-            self._write_logs(spark, messages, batch_id, outcomes)
-            if batch_id % PURGE_EVERY_BATCHES == PURGE_EVERY_BATCHES - 1:
-                self._purge_tombstones(messages)
-        finally:
-            messages.unpersist()
+                self._apply_batch(spark, batch, batch_id, slices)
+                break
+            except Exception as exc:
+                if not out_of_memory(exc):
+                    raise
+                slices = _more_slices(batch, batch_id, slices, exc)
         if self.after_batch is not None:
             self.after_batch(batch_id)
+
+    def _apply_batch(
+        self, spark: SparkSession, batch: DataFrame, batch_id: int, slices: int
+    ) -> None:
+        """Apply the batch whole (``slices`` 1) or in ``slices`` consecutive offset ranges per
+        Kafka partition, one after the other; then log it once.
+
+        Applying a batch in parts leaves what applying it whole does: only a change newer
+        than a row's ``_cdc_order`` applies, whatever part it comes in."""
+        if slices == 1:
+            with _persisted(parse_messages(batch)) as messages:
+                outcomes = self._apply_messages(spark, messages)
+                self._finish(spark, messages, batch_id, outcomes)
+            return
+        with _persisted(batch, StorageLevel.DISK_ONLY) as source:
+            outcomes = []
+            for part in _slices(source, slices):
+                with _persisted(parse_messages(part)) as messages:
+                    outcomes += self._apply_messages(spark, messages)
+            self._finish(spark, parse_messages(source), batch_id, outcomes)
+
+    def _apply_messages(self, spark: SparkSession, messages: DataFrame) -> list[DdlOutcome]:
+        with _persisted(changes(messages)) as rows:
+            return self._apply(spark, messages, rows)
+
+    def _finish(
+        self, spark: SparkSession, messages: DataFrame, batch_id: int, outcomes: list[DdlOutcome]
+    ) -> None:
+        self._write_logs(spark, messages, batch_id, outcomes)
+        if batch_id % PURGE_EVERY_BATCHES == PURGE_EVERY_BATCHES - 1:
+            self._purge_tombstones(messages)
 
     # ---------------------------------------------------------------- one batch
 
@@ -399,6 +430,58 @@ def _append(frame: DataFrame, path: str, app_id: str, batch_id: int) -> None:
     )
 
 
+@contextmanager
+def _persisted(frame: DataFrame, level: StorageLevel | None = None) -> Iterator[DataFrame]:
+    kept = frame.persist(level) if level is not None else frame.persist()
+    try:
+        yield kept
+    finally:
+        kept.unpersist()
+
+
+def _more_slices(batch: DataFrame, batch_id: int, slices: int, exc: Exception) -> int:
+    """The slices to retry a batch in after it ran out of memory in ``slices``; raises
+    ``BatchTooLarge`` when they would hold fewer than ``MIN_SLICE_RECORDS`` records."""
+    records = batch.count()
+    more = slices * 2
+    if records // more < MIN_SLICE_RECORDS:
+        raise BatchTooLarge(batch_id, records, slices) from exc
+    log.warning(
+        "batch %d (%d records) ran out of memory in %d slice(s): retrying it in %d slices",
+        batch_id,
+        records,
+        slices,
+        more,
+    )
+    return more
+
+
+def _slices(batch: DataFrame, count: int) -> list[DataFrame]:
+    """``batch`` cut into ``count`` parts: part i holds the i-th of ``count`` consecutive
+    offset ranges of each Kafka partition."""
+    ranges = (
+        batch.groupBy("topic", "partition")
+        .agg(sf.min("offset").alias("low"), sf.max("offset").alias("high"))
+        .collect()
+    )
+    parts = []
+    for index in range(count):
+        conditions = []
+        for r in ranges:
+            width = r["high"] - r["low"] + 1
+            start = r["low"] + width * index // count
+            end = r["low"] + width * (index + 1) // count
+            if end > start:
+                conditions.append(
+                    (sf.col("topic") == r["topic"])
+                    & (sf.col("partition") == r["partition"])
+                    & sf.col("offset").between(start, end - 1)
+                )
+        if conditions:
+            parts.append(batch.where(reduce(or_, conditions)))
+    return parts
+
+
 def _adds(event: DdlEvent) -> list[AddColumn]:
     if event.type != "ALTER":
         return []
@@ -543,7 +626,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mirror=args.mirror,
         tombstone_retention_ms=int(args.tombstone_retention_hours * 3_600_000),
     )
-    spark = build_session("canal-bridge-mirror")
+    spark = build_session("canal-bridge-mirror", driver_memory=args.driver_memory)
     try:
         return run_query(job.start(spark))
     finally:

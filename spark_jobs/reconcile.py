@@ -1,12 +1,16 @@
 """Compare a mirror table with the live source table; exit 0 only when they are identical.
 
 ``python -m spark_jobs.reconcile --mirror PATH --table db.t --mysql host:port --user U
---password-env VAR`` reads the source with PyMySQL in the driver (meant for test-sized and
-modest tables) and the mirror's Delta table with Spark, then compares
+--password-env VAR`` streams the source through PyMySQL in the driver (an unbuffered cursor)
+and the mirror's Delta table through Spark (a partition at a time), then compares
 
 1. the columns (the mirror's ``_cdc_*`` columns aside),
 2. the row count and the primary keys present on each side,
 3. per key, a checksum over the row's values in a canonical text form.
+
+Only the source's keys and 8-byte checksums are held (about 200 bytes a row in Python: 1 GB
+for 5 million rows); the values of the first ``--show`` differing rows are read again from
+the source by key to print them.
 
 Canonical forms make the two sides' Python values comparable: integers and BIT as decimal
 text, DECIMAL with its exact scale, FLOAT rounded to single precision, DATETIME/TIMESTAMP as
@@ -32,15 +36,15 @@ import os
 import re
 import struct
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TextIO
 
 import pymysql
 from pyspark.errors import AnalysisException
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
 
@@ -142,18 +146,10 @@ def canonical(data_type: str, value: Any) -> str | None:
 # ------------------------------------------------------------------------ both sides
 
 
-@dataclass
-class Side:
-    columns: list[str]
-    rows: dict[Key, list[str | None]] = field(default_factory=dict)
-    """canonical values per primary key, in the order of the compared columns"""
-
-
 @dataclass(frozen=True, slots=True)
 class SourceTable:
     columns: list[tuple[str, str]]  # (name, DATA_TYPE)
     primary_key: list[str]
-    rows: list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,9 +160,11 @@ class SourceLogin:
     time_zone: str = "UTC"
 
 
-def read_source(login: SourceLogin, database: str, table: str) -> SourceTable:
-    address, time_zone = login.address, login.time_zone
-    host, _, port = address.rpartition(":")
+Connection = pymysql.connections.Connection
+
+
+def connect_source(login: SourceLogin) -> Connection:
+    host, _, port = login.address.rpartition(":")
     try:
         conn = pymysql.connect(
             host=host.strip("[]") or "127.0.0.1",
@@ -174,13 +172,18 @@ def read_source(login: SourceLogin, database: str, table: str) -> SourceTable:
             user=login.user,
             password=login.password,
             charset="utf8mb4",
-            cursorclass=pymysql.cursors.DictCursor,
         )
-    except pymysql.MySQLError as exc:
-        raise ReconcileError(f"cannot connect to {address}: {exc}") from exc
-    try:
         with conn.cursor() as cur:
-            cur.execute("SET time_zone = %s", (_mysql_zone(time_zone),))
+            cur.execute("SET time_zone = %s", (_mysql_zone(login.time_zone),))
+    except pymysql.MySQLError as exc:
+        raise ReconcileError(f"cannot connect to {login.address}: {exc}") from exc
+    return conn
+
+
+def read_source_table(conn: Connection, database: str, table: str) -> SourceTable:
+    """The source table's columns and primary key."""
+    try:
+        with conn.cursor(pymysql.cursors.DictCursor) as cur:
             cur.execute(
                 "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
                 "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
@@ -188,7 +191,7 @@ def read_source(login: SourceLogin, database: str, table: str) -> SourceTable:
             )
             columns = [(r["COLUMN_NAME"], r["DATA_TYPE"]) for r in cur.fetchall()]
             if not columns:
-                raise ReconcileError(f"no table {database}.{table} at {address}")
+                raise ReconcileError(f"no table {database}.{table}")
             cur.execute(
                 "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
                 "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' "
@@ -196,16 +199,42 @@ def read_source(login: SourceLogin, database: str, table: str) -> SourceTable:
                 (database, table),
             )
             key = [r["COLUMN_NAME"] for r in cur.fetchall()]
-            if not key:
-                raise ReconcileError(f"{database}.{table} has no primary key")
-            names = ", ".join(_quote(n) for n, _ in columns)
-            cur.execute(f"SELECT {names} FROM {_quote(database)}.{_quote(table)}")
-            rows = list(cur.fetchall())
     except pymysql.MySQLError as exc:
         raise ReconcileError(f"reading {database}.{table}: {exc}") from exc
-    finally:
-        conn.close()
-    return SourceTable(columns=columns, primary_key=key, rows=rows)
+    if not key:
+        raise ReconcileError(f"{database}.{table} has no primary key")
+    return SourceTable(columns=columns, primary_key=key)
+
+
+def source_rows(
+    conn: Connection, database: str, table: str, columns: Sequence[str]
+) -> Iterator[dict[str, Any]]:
+    """Every row of the source table, streamed (an unbuffered cursor)."""
+    names = ", ".join(_quote(n) for n in columns)
+    try:
+        with conn.cursor(pymysql.cursors.SSDictCursor) as cur:
+            cur.execute(f"SELECT {names} FROM {_quote(database)}.{_quote(table)}")
+            yield from cur
+    except pymysql.MySQLError as exc:
+        raise ReconcileError(f"reading {database}.{table}: {exc}") from exc
+
+
+def source_row(
+    conn: Connection, database: str, table: str, columns: Sequence[str], key: dict[str, str]
+) -> dict[str, Any] | None:
+    """The source row whose primary key columns have the canonical texts ``key``."""
+    names = ", ".join(_quote(n) for n in columns)
+    where = " AND ".join(f"{_quote(k)} = %s" for k in key)
+    try:
+        with conn.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute(
+                f"SELECT {names} FROM {_quote(database)}.{_quote(table)} WHERE {where}",
+                tuple(key.values()),
+            )
+            row: dict[str, Any] | None = cur.fetchone()
+    except pymysql.MySQLError:
+        return None  # the key's canonical text is not its SQL value: shown without values
+    return row
 
 
 def read_mirror(
@@ -213,28 +242,51 @@ def read_mirror(
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """The mirror's source columns and current rows (no tombstones; TIMESTAMP values
     formatted in ``time_zone``); ([], []) when there is no mirror table yet."""
-    try:
-        frame = spark.read.format("delta").load(path)
-    except AnalysisException as exc:
-        if is_no_table(exc):
-            return [], []
-        raise
-    columns = [f.name for f in frame.schema if not f.name.startswith(META_PREFIX)]
-    timestamps = {f.name for f in frame.schema if isinstance(f.dataType, st.TimestampType)}
-    previous = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", time_zone)
-    try:
-        selected = [
-            sf.date_format(sf.col(quote(c)), "yyyy-MM-dd HH:mm:ss.SSSSSS").alias(c)
-            if c in timestamps
-            else sf.col(quote(c))
-            for c in columns
-        ]
-        live = frame.where(~sf.col("_cdc_deleted"))
-        rows = [r.asDict() for r in live.select(*selected, "_cdc_invalid").collect()]
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", previous or "UTC")
-    return columns, rows
+    mirror = MirrorRows.open(spark, path, time_zone)
+    if mirror is None:
+        return [], []
+    return mirror.columns, list(mirror)
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorRows:
+    """A mirror table's current rows, iterated a partition at a time (``toLocalIterator``)."""
+
+    spark: SparkSession
+    frame: DataFrame
+    columns: list[str]
+    time_zone: str
+
+    @classmethod
+    def open(cls, spark: SparkSession, path: str, time_zone: str) -> MirrorRows | None:
+        """None when there is no mirror table at ``path`` yet."""
+        try:
+            frame = spark.read.format("delta").load(path)
+        except AnalysisException as exc:
+            if is_no_table(exc):
+                return None
+            raise
+        columns = [f.name for f in frame.schema if not f.name.startswith(META_PREFIX)]
+        return cls(spark, frame, columns, time_zone)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Rows as dicts (TIMESTAMP values formatted in ``time_zone``, ``_cdc_invalid``
+        included)."""
+        timestamps = {f.name for f in self.frame.schema if isinstance(f.dataType, st.TimestampType)}
+        previous = self.spark.conf.get("spark.sql.session.timeZone")
+        self.spark.conf.set("spark.sql.session.timeZone", self.time_zone)
+        try:
+            selected = [
+                sf.date_format(sf.col(quote(c)), "yyyy-MM-dd HH:mm:ss.SSSSSS").alias(c)
+                if c in timestamps
+                else sf.col(quote(c))
+                for c in self.columns
+            ]
+            live = self.frame.where(~sf.col("_cdc_deleted"))
+            for row in live.select(*selected, "_cdc_invalid").toLocalIterator():
+                yield row.asDict()
+        finally:
+            self.spark.conf.set("spark.sql.session.timeZone", previous or "UTC")
 
 
 def _mysql_zone(zone: str) -> str:
@@ -297,57 +349,104 @@ class Report:
         print("IDENTICAL" if self.identical else f"DIFFERENT ({count} differences)", file=out)
 
 
-def compare(
-    name: str,
-    source: SourceTable,
-    mirror_columns: Sequence[str],
-    mirror_rows: Sequence[dict[str, Any]],
-) -> Report:
-    types = dict(source.columns)
-    lowered = {c.lower(): c for c in mirror_columns}
-    common = [(n, t) for n, t in source.columns if n.lower() in lowered]
-    key_index = [i for i, (n, _) in enumerate(common) if n in source.primary_key]
+class Comparison:
+    """Both sides reduced to a checksum per primary key: the source's are kept, the mirror's
+    compared as its rows stream by; a key's canonical values are joined into one text."""
 
-    def side(rows: Sequence[dict[str, Any]], names: dict[str, str], invalid: bool) -> Side:
-        result = Side(columns=[n for n, _ in common])
-        for row in rows:
-            raw = (row.get("_cdc_invalid") or {}) if invalid else {}
-            values = []
-            for column, data_type in common:
-                value = row[names[column]]
-                if value is None and names[column] in raw:
-                    value = raw[names[column]]
-                values.append(canonical(data_type, value))
-            result.rows[tuple(values[i] for i in key_index)] = values
-        return result
+    def __init__(self, source: SourceTable, mirror_columns: Sequence[str], show: int) -> None:
+        lowered = {c.lower(): c for c in mirror_columns}
+        self.source_table = source
+        self.mirror_columns = list(mirror_columns)
+        self.common = [(n, t) for n, t in source.columns if n.lower() in lowered]
+        self.mirror_names = {n: lowered[n.lower()] for n, _ in self.common}
+        self.key_index = [i for i, (n, _) in enumerate(self.common) if n in source.primary_key]
+        self.show = show
+        self.source: dict[str, int] = {}
+        self.source_rows = 0
+        self.mirror_rows = 0
+        self.extra: list[str] = []
+        self.different: list[str] = []
+        self.shown: dict[str, list[str | None]] = {}
+        """the mirror's values of the first ``show`` differing rows"""
 
-    src = side(source.rows, {n: n for n, _ in common}, invalid=False)
-    mir = side(mirror_rows, {n: lowered[n.lower()] for n, _ in common}, invalid=True)
-    different = []
-    for key in sorted(set(src.rows) & set(mir.rows), key=str):
-        if _checksum(src.rows[key]) != _checksum(mir.rows[key]):
-            columns = [
-                (c, s, m)
-                for c, s, m in zip(src.columns, src.rows[key], mir.rows[key], strict=True)
-                if s != m
-            ]
-            different.append((key, columns))
-    return Report(
-        table=name,
-        source_rows=len(source.rows),
-        mirror_rows=len(mirror_rows),
-        only_in_source_columns=[n for n in types if n.lower() not in lowered],
-        only_in_mirror_columns=[
-            c for c in mirror_columns if c.lower() not in {n.lower() for n in types}
-        ],
-        missing=sorted(set(src.rows) - set(mir.rows), key=str),
-        extra=sorted(set(mir.rows) - set(src.rows), key=str),
-        different=different,
-    )
+    def _values(self, row: dict[str, Any], mirror: bool) -> list[str | None]:
+        raw = (row.get("_cdc_invalid") or {}) if mirror else {}
+        values = []
+        for column, data_type in self.common:
+            name = self.mirror_names[column] if mirror else column
+            value = row[name]
+            if value is None and name in raw:
+                value = raw[name]
+            values.append(canonical(data_type, value))
+        return values
+
+    def _key(self, values: Sequence[str | None]) -> str:
+        return KEY_SEPARATOR.join(values[i] or "" for i in self.key_index)
+
+    def add_source(self, row: dict[str, Any]) -> None:
+        values = self._values(row, mirror=False)
+        self.source[self._key(values)] = _checksum(values)
+        self.source_rows += 1
+
+    def check_mirror(self, row: dict[str, Any]) -> None:
+        values = self._values(row, mirror=True)
+        key = self._key(values)
+        self.mirror_rows += 1
+        expected = self.source.pop(key, None)
+        if expected is None:
+            self.extra.append(key)
+        elif expected != _checksum(values):
+            self.different.append(key)
+            if len(self.shown) < self.show:
+                self.shown[key] = values
+
+    def report(
+        self, name: str, read_again: Callable[[dict[str, str]], dict[str, Any] | None]
+    ) -> Report:
+        """The report; ``read_again`` reads a source row by its key (column -> canonical
+        text) for the differing rows shown."""
+        columns = [n for n, _ in self.common]
+        key_names = [columns[i] for i in self.key_index]
+        different = []
+        for key in self.different:
+            detail: list[tuple[str, str | None, str | None]] = []
+            if key in self.shown:
+                row = read_again(dict(zip(key_names, key.split(KEY_SEPARATOR), strict=True)))
+                source = self._values(row, mirror=False) if row else [None] * len(columns)
+                detail = [
+                    (c, s, m)
+                    for c, s, m in zip(columns, source, self.shown[key], strict=True)
+                    if s != m
+                ]
+            different.append((_key_tuple(key), detail))
+        types = dict(self.source_table.columns)
+        return Report(
+            table=name,
+            source_rows=self.source_rows,
+            mirror_rows=self.mirror_rows,
+            only_in_source_columns=[n for n in types if n.lower() not in self.lowered()],
+            only_in_mirror_columns=[
+                c for c in self.mirror_columns if c.lower() not in {n.lower() for n in types}
+            ],
+            missing=sorted((_key_tuple(k) for k in self.source), key=str),
+            extra=sorted((_key_tuple(k) for k in self.extra), key=str),
+            different=sorted(different, key=lambda d: str(d[0])),
+        )
+
+    def lowered(self) -> set[str]:
+        return {c.lower() for c in self.mirror_columns}
 
 
-def _checksum(values: Sequence[str | None]) -> str:
-    return hashlib.sha256(json.dumps(list(values)).encode()).hexdigest()
+KEY_SEPARATOR = "\x00"
+
+
+def _key_tuple(key: str) -> Key:
+    return tuple(key.split(KEY_SEPARATOR))
+
+
+def _checksum(values: Sequence[str | None]) -> int:
+    """The first 8 bytes of a SHA-256 over the canonical values (compared per key only)."""
+    return int.from_bytes(hashlib.sha256(json.dumps(list(values)).encode()).digest()[:8])
 
 
 # ------------------------------------------------------------------------ command line
@@ -382,22 +481,41 @@ def run(
         print(f"--password-env: ${args.password_env} is not set", file=sys.stderr)
         return FAILED
     try:
-        login = SourceLogin(args.mysql, args.user, password, args.timestamp_zone)
-        source = read_source(login, database, table)
+        conn = connect_source(SourceLogin(args.mysql, args.user, password, args.timestamp_zone))
     except ReconcileError as exc:
         print(f"reconcile: {exc}", file=sys.stderr)
         return FAILED
     session = spark or build_session("canal-bridge-reconcile")
     try:
-        path = table_path(args.mirror, database, table)
-        columns, rows = read_mirror(session, path, args.timestamp_zone)
+        return _compare(args, session, conn, f"{database}.{table}", out)
+    except ReconcileError as exc:
+        print(f"reconcile: {exc}", file=sys.stderr)
+        return FAILED
     finally:
+        conn.close()
         if spark is None:
             session.stop()
-    if not columns:  # no mirror table yet: right only while the source table is empty
+
+
+def _compare(
+    args: argparse.Namespace, spark: SparkSession, conn: Connection, name: str, out: TextIO
+) -> int:
+    database, _, table = name.partition(".")
+    source = read_source_table(conn, database, table)
+    path = table_path(args.mirror, database, table)
+    mirror = MirrorRows.open(spark, path, args.timestamp_zone)
+    if mirror is None:  # no mirror table yet: right only while the source table is empty
         print(f"reconcile {args.table}: no mirror table at {path}", file=out)
-        columns = [name for name, _ in source.columns]
-    report = compare(args.table, source, columns, rows)
+    columns = mirror.columns if mirror is not None else [n for n, _ in source.columns]
+    comparison = Comparison(source, columns, args.show)
+    names = [n for n, _ in comparison.common]
+    for row in source_rows(conn, database, table, names):
+        comparison.add_source(row)
+    for row in mirror or ():
+        comparison.check_mirror(row)
+    report = comparison.report(
+        args.table, lambda key: source_row(conn, database, table, names, key)
+    )
     report.print(out, args.show)
     return IDENTICAL if report.identical else DIFFERENT
 

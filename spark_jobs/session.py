@@ -44,9 +44,17 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def build_session(app_name: str, master: str | None = None) -> SparkSession:
+def build_session(
+    app_name: str, master: str | None = None, driver_memory: str | None = None
+) -> SparkSession:
     """A session for ``app_name`` with Kafka and Delta; ``master`` defaults to spark-submit's,
-    else ``SPARK_MASTER``, else ``local[2]``."""
+    else ``SPARK_MASTER``, else ``local[2]``. ``driver_memory`` sizes the heap of a JVM this
+    starts (spark-submit's ``--driver-memory`` does that for the JVMs it starts).
+
+    A task that runs out of heap fails its task rather than the whole JVM
+    (``spark.executor.killOnFatalError.depth=0``; in local mode the driver is the executor), so
+    the error reaches the job, which retries the batch in smaller slices
+    (``mirror.MirrorBatchWriter``)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (
@@ -57,6 +65,7 @@ def build_session(app_name: str, master: str | None = None) -> SparkSession:
         )
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.executor.killOnFatalError.depth", "0")
     )
     if under_spark_submit() and master is None:
         return builder.getOrCreate()
@@ -68,6 +77,8 @@ def build_session(app_name: str, master: str | None = None) -> SparkSession:
         # Small local runs: Delta's default of 50 partitions per MERGE/checkpoint is slow here.
         .config("spark.databricks.delta.snapshotPartitions", "2")
     )
+    if driver_memory:
+        builder = builder.config("spark.driver.memory", driver_memory)
     ivy_dir = os.environ.get("SPARK_IVY_DIR")
     if ivy_dir:
         builder = builder.config("spark.jars.ivy", ivy_dir)

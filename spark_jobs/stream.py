@@ -4,7 +4,12 @@ Each job parses ``StreamOptions`` from its command line (``add_stream_arguments`
 streaming query on ``decode.read_kafka`` and hands it to ``run_query``, which waits for it
 and stops it cleanly on SIGTERM/SIGINT (a Kubernetes pod being deleted, Ctrl-C): the running
 micro-batch finishes or is abandoned before its commit, so the next start redoes it from the
-checkpoint.
+checkpoint. While it waits it logs each batch's progress (``progress.ProgressLog``) and ends
+the process at once when the JVM dies (``jvm.JvmWatch``).
+
+Every micro-batch is capped: ``--max-offsets-per-trigger`` when given, else the default
+``budget.default_max_offsets`` takes from the heap the batch runs in, so that what a batch
+needs does not grow with the backlog.
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
+from spark_jobs.budget import default_max_offsets, failure_line, parse_size, task_heap
 from spark_jobs.decode import read_kafka
+from spark_jobs.jvm import JvmWatch
+from spark_jobs.progress import ProgressLog
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +46,21 @@ class StreamOptions:
     trigger_interval: str = "10 seconds"
     timestamp_zone: str = "UTC"
     kafka_options: dict[str, str] = field(default_factory=dict)
+    driver_memory: str | None = None
+
+    def batch_cap(self, spark: SparkSession) -> int:
+        """Records per micro-batch: ``max_offsets_per_trigger``, else the heap's default."""
+        if self.max_offsets_per_trigger:
+            return self.max_offsets_per_trigger
+        heap = task_heap(spark)
+        cap = default_max_offsets(heap)
+        log.info(
+            "at most %d records per micro-batch (the default for %.1f GiB of heap; "
+            "--max-offsets-per-trigger overrides it)",
+            cap,
+            heap / (1 << 30),
+        )
+        return cap
 
     def read(self, spark: SparkSession) -> DataFrame:
         return read_kafka(
@@ -46,7 +69,7 @@ class StreamOptions:
             topics=self.topics,
             topic_pattern=self.topic_pattern,
             starting_offsets=self.starting_offsets,
-            max_offsets_per_trigger=self.max_offsets_per_trigger,
+            max_offsets_per_trigger=self.batch_cap(spark),
             options=self.kafka_options,
         )
 
@@ -71,7 +94,18 @@ def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
         default="earliest",
         help="where a new checkpoint starts: earliest | latest | Spark's JSON offsets",
     )
-    parser.add_argument("--max-offsets-per-trigger", type=int, default=None)
+    parser.add_argument(
+        "--max-offsets-per-trigger",
+        type=int,
+        default=None,
+        help="records per micro-batch (default: 100,000 per GiB of heap, at least 10,000)",
+    )
+    parser.add_argument(
+        "--driver-memory",
+        default=os.environ.get("SPARK_DRIVER_MEMORY"),
+        help="heap of a local run's JVM, e.g. 4g (default $SPARK_DRIVER_MEMORY, else Spark's "
+        "1g); under spark-submit use its --driver-memory / --executor-memory",
+    )
     parser.add_argument(
         "--available-now",
         action="store_true",
@@ -95,6 +129,11 @@ def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
 def stream_options(args: argparse.Namespace) -> StreamOptions:
     if not args.bootstrap_servers:
         raise SystemExit("--bootstrap-servers is required (or set KAFKA_BOOTSTRAP_SERVERS)")
+    if args.driver_memory:
+        try:
+            parse_size(args.driver_memory)
+        except ValueError as exc:
+            raise SystemExit(f"--driver-memory: {exc}") from exc
     extra = {}
     for item in args.kafka_option:
         key, sep, value = item.partition("=")
@@ -112,12 +151,16 @@ def stream_options(args: argparse.Namespace) -> StreamOptions:
         trigger_interval=args.trigger_interval,
         timestamp_zone=args.timestamp_zone,
         kafka_options=extra,
+        driver_memory=args.driver_memory,
     )
 
 
 def run_query(query: StreamingQuery) -> int:
-    """Wait for ``query``; SIGTERM/SIGINT stop it. Returns 0, or 1 when it failed."""
+    """Wait for ``query``, logging each batch; SIGTERM/SIGINT stop it. Returns 0, or 1 when
+    it failed; a JVM that dies meanwhile ends the process (``jvm.EXIT_JVM_DIED``)."""
     stopping = threading.Event()
+    progress = ProgressLog()
+    watch = JvmWatch().start()
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
         log.info("received %s: stopping the query", signal.Signals(signum).name)
@@ -127,13 +170,17 @@ def run_query(query: StreamingQuery) -> int:
     try:
         while query.isActive and not stopping.is_set():
             query.awaitTermination(1)
+            progress.update(query)
         if stopping.is_set():
             query.stop()
+        progress.update(query)
     finally:
+        watch.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     failure = query.exception()
     if failure is not None:
-        log.error("query failed: %s", failure)
+        log.debug("query failed: %s", failure)
+        log.error("query failed: %s", failure_line(str(failure)))
         return 1
     return 0

@@ -1,0 +1,314 @@
+"""How fast the mirror job catches up on a backlog, and how much heap it takes doing so.
+
+    var/venv/bin/python -m bench.spark_catchup --changes 1000000 [--snapshot] [--reconcile]
+        [--driver-memory 1g] [--job-arg=--max-offsets-per-trigger=50000] [--record]
+
+1. A fresh 3-partition topic gets ``--changes`` changes of one table
+   (``bench.spark_backlog``: 10 INSERTs, 5 UPDATEs, 1 DELETE per 16; ``--snapshot``: INSERTs
+   of an initial snapshot).
+2. ``python -m spark_jobs.mirror --available-now`` runs with its defaults (local[2], Spark's
+   1g heap unless ``--driver-memory``) under ``nice -n 10``, its JVM logging every garbage
+   collection (``-Xlog:gc``). The job's per-batch progress lines give the records and duration
+   of each batch; the rate is records over the batches' summed durations (JVM start-up and
+   the Ivy check aside, reported apart as the wall time), also for the first and the second
+   half of the batches, so a rate that sinks as the mirror grows shows.
+3. Heap: the largest heap in use before a collection (what the heap had to hold, garbage
+   included) and after one (what was live), from the GC log, against the heap's maximum.
+4. ``--reconcile``: the table the changes leave is loaded into the local MariaDB
+   (``bench_spark.items``) and ``python -m spark_jobs.reconcile`` compares the mirror with it.
+
+Results go to ``var/bench/spark-catchup-<time>.json``; ``--record`` also appends a section to
+docs/spark.md ("Recorded catch-up runs"). Needs the local services:
+``eval "$(deploy/local/services.sh env)"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from bench.spark_backlog import (
+    CREATE_TABLE,
+    DATABASE,
+    TABLE,
+    create_topic,
+    final_rows,
+    produce_backlog,
+)
+from bench.workloads import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "docs" / "spark.md"
+PYTHON = ROOT / "var" / "venv" / "bin" / "python"
+_BATCH = re.compile(r"batch (\d+): ([\d,]+) records in ([\d.]+) s")
+_GC = re.compile(r"Pause.*?(\d+)M->(\d+)M\((\d+)M\)")
+
+
+@dataclass
+class Heap:
+    collections: int = 0
+    peak_before_mb: int = 0
+    peak_after_mb: int = 0
+    committed_mb: int = 0
+
+
+@dataclass
+class Run:
+    changes: int
+    snapshot: bool
+    produce_s: float
+    wall_s: float
+    exit_code: int
+    batches: list[tuple[int, int, float]] = field(default_factory=list)
+    heap: Heap = field(default_factory=Heap)
+    reconcile: str = ""
+    reconcile_s: float = 0.0
+    reconcile_peak_rss_mb: float = 0.0
+
+    @property
+    def records(self) -> int:
+        return sum(b[1] for b in self.batches)
+
+    def rate(self, batches: list[tuple[int, int, float]] | None = None) -> float:
+        chosen = self.batches if batches is None else batches
+        seconds = sum(b[2] for b in chosen)
+        return sum(b[1] for b in chosen) / seconds if seconds else 0.0
+
+    def halves(self) -> tuple[float, float]:
+        middle = len(self.batches) // 2
+        return self.rate(self.batches[:middle]), self.rate(self.batches[middle:])
+
+
+def read_heap(gc_log: Path) -> Heap:
+    heap = Heap()
+    if not gc_log.exists():
+        return heap
+    for line in gc_log.read_text(errors="replace").splitlines():
+        match = _GC.search(line)
+        if match:
+            before, after, committed = (int(g) for g in match.groups())
+            heap.collections += 1
+            heap.peak_before_mb = max(heap.peak_before_mb, before)
+            heap.peak_after_mb = max(heap.peak_after_mb, after)
+            heap.committed_mb = max(heap.committed_mb, committed)
+    return heap
+
+
+def run_mirror(
+    topic: str, workdir: Path, driver_memory: str | None, job_args: list[str], log: Path
+) -> tuple[int, float, list[tuple[int, int, float]], Heap]:
+    gc_log = workdir / "gc.log"
+    env = dict(os.environ)
+    env["PYSPARK_SUBMIT_ARGS"] = (
+        f"--conf spark.driver.extraJavaOptions=-Xlog:gc:file={gc_log} pyspark-shell"
+    )
+    command = [
+        "nice",
+        "-n",
+        "10",
+        str(PYTHON),
+        "-m",
+        "spark_jobs.mirror",
+        "--topics",
+        topic,
+        "--mirror",
+        str(workdir / "mirror"),
+        "--checkpoint",
+        str(workdir / "cp"),
+        "--available-now",
+        *(["--driver-memory", driver_memory] if driver_memory else []),
+        *job_args,
+    ]
+    started = time.monotonic()
+    with log.open("w") as out:
+        code = subprocess.run(command, cwd=ROOT, env=env, stdout=out, stderr=out, check=False)
+    wall = time.monotonic() - started
+    batches = [
+        (int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3)))
+        for m in _BATCH.finditer(log.read_text(errors="replace"))
+    ]
+    return code.returncode, wall, batches, read_heap(gc_log)
+
+
+def load_source(changes: int, snapshot: bool) -> None:
+    """``bench_spark.items`` as the changes leave it."""
+    conn = connect()
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        cur.execute(f"CREATE DATABASE {DATABASE}")
+        cur.execute(CREATE_TABLE.format(database=DATABASE, table=TABLE))
+        chunk: list[tuple[object, ...]] = []
+        insert = f"INSERT INTO {DATABASE}.{TABLE} VALUES (%s, %s, %s, %s, %s, %s)"
+        for row in final_rows(changes, snapshot):
+            chunk.append(row)
+            if len(chunk) == 20_000:
+                cur.executemany(insert, chunk)
+                chunk.clear()
+        if chunk:
+            cur.executemany(insert, chunk)
+    conn.close()
+
+
+def run_reconcile(workdir: Path, log: Path) -> tuple[str, float, float]:
+    env = dict(os.environ)
+    env.setdefault("CANAL_BRIDGE_MYSQL_ADMIN_PASSWORD", "bridge_admin")
+    address = (
+        f"{env.get('CANAL_BRIDGE_MYSQL_HOST', '127.0.0.1')}:"
+        f"{env.get('CANAL_BRIDGE_MYSQL_PORT', '13306')}"
+    )
+    command = [
+        "nice",
+        "-n",
+        "10",
+        str(PYTHON),
+        "-m",
+        "spark_jobs.reconcile",
+        "--mirror",
+        str(workdir / "mirror"),
+        "--table",
+        f"{DATABASE}.{TABLE}",
+        "--mysql",
+        address,
+        "--user",
+        env.get("CANAL_BRIDGE_MYSQL_ADMIN_USER", "bridge_admin"),
+        "--password-env",
+        "CANAL_BRIDGE_MYSQL_ADMIN_PASSWORD",
+    ]
+    started = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    with log.open("w") as out:
+        subprocess.run(command, cwd=ROOT, env=env, stdout=out, stderr=out, check=False)
+    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    lines = [x for x in log.read_text(errors="replace").splitlines() if x.strip()]
+    verdict = next(
+        (x for x in reversed(lines) if x.startswith(("IDENTICAL", "DIFFERENT"))),
+        lines[-1] if lines else "no output",
+    )
+    return verdict, time.monotonic() - started, peak
+
+
+def machine() -> str:
+    model = "?"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], capture_output=True, text=True, cwd=ROOT, check=False
+        ).stdout.strip()
+
+    dirty = git("status", "--porcelain", "spark_jobs")
+    import pyspark
+
+    return (
+        f"{os.cpu_count()} x {model}, {memory_gib:.0f} GiB, Python {platform.python_version()}, "
+        f"PySpark {pyspark.__version__}, commit {git('rev-parse', '--short', 'HEAD')}"
+        f"{' + local changes to spark_jobs' if dirty else ''}"
+    )
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def report(label: str, command: str, run: Run, loads: tuple[str, str], memory: str) -> str:
+    first, second = run.halves()
+    kind = "initial snapshot rows" if run.snapshot else "changes (10 INSERT : 5 UPDATE : 1 DELETE)"
+    lines = [
+        f"### {label} ({time.strftime('%Y-%m-%d %H:%M')})",
+        "",
+        f"- machine: {machine()}",
+        f"- load average before / after: {loads[0]} / {loads[1]}",
+        f"- command: `{command}`",
+        f"- backlog: {run.changes:,} {kind}, 3 partitions, produced in {run.produce_s:.0f} s",
+        "",
+        "| heap | exit | batches | records | rate (records/s) | first half / second half "
+        "| wall s (with start-up) | GCs | peak heap before GC / after GC / committed (MiB) "
+        "| reconcile |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| {memory} | {run.exit_code} | {len(run.batches)} | {run.records:,} "
+        f"| {run.rate():,.0f} | {first:,.0f} / {second:,.0f} | {run.wall_s:.0f} "
+        f"| {run.heap.collections} | {run.heap.peak_before_mb} / {run.heap.peak_after_mb} / "
+        f"{run.heap.committed_mb} | {run.reconcile or '-'}"
+        + (
+            f" ({run.reconcile_s:.0f} s, peak RSS {run.reconcile_peak_rss_mb:,.0f} MiB)"
+            if run.reconcile
+            else ""
+        )
+        + " |",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.spark_catchup", description=__doc__)
+    parser.add_argument("--changes", type=int, required=True)
+    parser.add_argument("--snapshot", action="store_true", help="INSERTs of an initial snapshot")
+    parser.add_argument("--driver-memory", help="the job's --driver-memory (default: Spark's)")
+    parser.add_argument(
+        "--job-arg", action="append", default=[], help="an extra argument for the mirror job"
+    )
+    parser.add_argument("--reconcile", action="store_true")
+    parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
+    parser.add_argument("--label", default="Catch-up")
+    parser.add_argument("--keep", action="store_true", help="keep the topic and the mirror")
+    args = parser.parse_args(argv)
+    bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092")
+    loads_before = load_average()
+    topic = f"spark-catchup-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    started = time.monotonic()
+    produce_backlog(bootstrap, topic, args.changes, snapshot=args.snapshot)
+    produce_s = time.monotonic() - started
+    print(f"[spark_catchup] {args.changes:,} changes in {topic} ({produce_s:.0f} s)", flush=True)
+    raw = ROOT / "var" / "bench"
+    raw.mkdir(parents=True, exist_ok=True)
+    stamp = int(time.time())
+    workdir = Path(tempfile.mkdtemp(prefix="spark-catchup-", dir=raw))
+    job_log = raw / f"spark-catchup-{stamp}.log"
+    code, wall, batches, heap = run_mirror(
+        topic, workdir, args.driver_memory, args.job_arg, job_log
+    )
+    run = Run(args.changes, args.snapshot, produce_s, wall, code, batches, heap)
+    print(f"[spark_catchup] mirror exit {code}, {run.records:,} records, {run.rate():,.0f}/s")
+    if args.reconcile and code == 0:
+        load_source(args.changes, args.snapshot)
+        verdict, seconds, peak = run_reconcile(workdir, raw / f"spark-reconcile-{stamp}.log")
+        run.reconcile, run.reconcile_s, run.reconcile_peak_rss_mb = verdict, seconds, peak
+        print(f"[spark_catchup] reconcile: {verdict} ({seconds:.0f} s)", flush=True)
+    command = "var/venv/bin/python -m bench.spark_catchup " + shlex.join(argv or sys.argv[1:])
+    memory = args.driver_memory or "1g (default)"
+    text = report(args.label, command, run, (loads_before, load_average()), memory)
+    print(text)
+    (raw / f"spark-catchup-{stamp}.json").write_text(
+        json.dumps({**asdict(run), "command": command, "workdir": str(workdir)}, indent=1)
+    )
+    if args.record:
+        with RESULTS.open("a") as out:
+            out.write("\n" + text)
+    if not args.keep:
+        from confluent_kafka.admin import AdminClient
+
+        AdminClient({"bootstrap.servers": bootstrap}).delete_topics([topic])[topic].result(30)
+        subprocess.run(["rm", "-rf", str(workdir)], check=False)
+    return 0 if code == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
