@@ -1,4 +1,4 @@
-"""The ``canal-bridge`` command line: run, validate, check, status, snapshot, tail,
+"""The ``canal-bridge`` command line: run, validate, check, status, snapshot, schema, tail,
 import-canal."""
 
 from __future__ import annotations
@@ -100,6 +100,28 @@ def snapshot(
         request_snapshot(
             loaded, destination, tables, timeout_s=timeout_s, out=sys.stdout, err=sys.stderr
         )
+    )
+
+
+schema_app = typer.Typer(no_args_is_help=True, help="The schema history of a destination.")
+app.add_typer(schema_app, name="schema")
+
+
+@schema_app.command("show")
+def schema_show(
+    config: ConfigOption,
+    destination: Annotated[str, typer.Option("--destination", "-d", help="destination name")],
+    table: Annotated[str | None, typer.Option("--table", help="only this db.table")] = None,
+    at: Annotated[
+        str | None, typer.Option("--at", help="FILE:OFFSET; default: the acked cursor")
+    ] = None,
+) -> None:
+    """Print the table definitions a destination decodes with, as of its acked cursor or a
+    binlog position, from its stored schema history."""
+    from bridge.schema_command import show_schema
+
+    raise typer.Exit(
+        show_schema(_load(config), destination, table=table, at=at, out=sys.stdout, err=sys.stderr)
     )
 
 

@@ -32,6 +32,7 @@ from bridge.mq.formats import rows_encoder
 from bridge.mq.records import RowsEncoder
 from bridge.mq.senders import sender_factory
 from bridge.mq.worker import MqWorker, build_worker
+from bridge.schema.store import history_store
 from bridge.snapshot.requests import RequestOutcome
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ def build_instance(
         build_meta(config, ha),
         ahead=encoder.ahead(),
         begins=not encoder.rows_only,
+        schema_store=history_store(config, destination.name),
     )
 
 

@@ -15,8 +15,10 @@ _DETECTING = (
     "heartbeats (heartbeat_period_s) and reconnects with back-off"
 )
 _TSDB = (
-    "canal's table-schema history (tsdb); canal-bridge takes column names and types from each "
-    "event's TABLE_MAP (binlog_row_metadata=FULL), so it keeps no schema store"
+    "canal's table-schema history (tsdb); canal-bridge always keeps a schema history of its "
+    "own beside each destination's cursor (schema.dat in meta.dir), begun from the live "
+    "tables at the first start and advanced by every DDL: nothing to configure "
+    "(docs/schema-history.md)"
 )
 _STANDBY = (
     "canal's switch to a standby source; canal-bridge reads one source per destination and, "

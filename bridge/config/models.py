@@ -246,6 +246,17 @@ class StoreConfig(_Model):
         return value
 
 
+class SchemaHistoryConfig(_Model):
+    """The table definitions rows are decoded with (docs/schema-history.md). ``recover``:
+    what a start does when the stored history cannot say how a table looked at the start
+    position (no history and DDL on the table since, a rewind before the history, a damaged
+    history) and the binlog carries no column names: ``never`` refuses with the tables
+    named; ``live`` takes today's definitions for them and logs the binlog range whose rows
+    may be misnamed. Set it for one start, then remove it."""
+
+    recover: Literal["never", "live"] = "never"
+
+
 class SnapshotConfig(_Model):
     """Reading the rows tables already hold (docs/snapshots.md): in primary-key chunks between
     binlog watermarks, interleaved with the stream, without locks or writes."""
@@ -321,6 +332,7 @@ class DestinationConfig(_Model):
     timestamp_time_zone: Annotated[str | None, AfterValidator(time_zone_name)] = None
     on_purged: Literal["fail", "oldest", "latest", "snapshot"] = "fail"
     snapshot: SnapshotConfig = SnapshotConfig()
+    schema_history: SchemaHistoryConfig = SchemaHistoryConfig()
     fallback_interval_s: int = Field(default=60, ge=0)
     heartbeat_period_s: float = Field(default=15, gt=0)
     # Read and decode the binlog in a child process (a second core), or in a thread; auto: a

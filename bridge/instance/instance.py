@@ -28,6 +28,7 @@ from bridge.instance.log_position import (
     MemoryLogPositionManager,
     MetaLogPositionManager,
 )
+from bridge.instance.schema_start import ensure_history
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
 from bridge.meta.base import MQ_CLIENT_ID
@@ -41,7 +42,7 @@ from bridge.parse.exceptions import (
     SourceMisconfigured,
     UnsupportedBinlogEvent,
 )
-from bridge.parse.parser import BinlogParser, EntryReader
+from bridge.parse.parser import BinlogParser, Definitions, EntryReader
 from bridge.parse.source import SourceFacts, open_connection
 from bridge.parse.values import DecodeOptions
 from bridge.position import (
@@ -52,6 +53,10 @@ from bridge.position import (
     is_ack_point,
     resume_position_after,
 )
+from bridge.schema.exceptions import SchemaError
+from bridge.schema.history import SchemaHistory
+from bridge.schema.recorder import SchemaRecorder
+from bridge.schema.store import HistoryStore, MemoryHistoryStore
 from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
 from bridge.snapshot.handoff import SnapshotHandoff
 from bridge.snapshot.planner import fresh_plan
@@ -91,6 +96,7 @@ FATAL_ERRORS = (
     SchemaMismatch,
     UnsupportedBinlogEvent,
     CorruptPayload,
+    SchemaError,
 )
 
 
@@ -110,12 +116,14 @@ class Instance:
         *,
         ahead: AheadEncoding | None = None,
         begins: bool = True,
+        schema_store: HistoryStore | None = None,
     ) -> None:
         """``ahead``: how the binlog reader's process may encode rows events ahead of their
         batch, as the destination's encoder says (``RowsEncoder.ahead``); ``begins``: whether
         the binlog reader gives transactions their TRANSACTIONBEGIN entry (not when the
         encoder makes nothing of it, ``RowsEncoder.rows_only``: a third of the entries of
-        one-row transactions, stored and freed for nothing)."""
+        one-row transactions, stored and freed for nothing); ``schema_store``: where the
+        destination's schema history is kept (beside its cursor; in memory if None)."""
         self.config = config
         self.destination = config.name
         self.identity = LogIdentity(config.source.address, config.source.slave_id)
@@ -133,6 +141,9 @@ class Instance:
             self.store,
             TableFilter(config.filter.regex, config.filter.black_regex),
             field_filter if field_filter else None,
+        )
+        self.schema = SchemaRecorder(
+            schema_store or MemoryHistoryStore(), acked=self._acked_position
         )
         self.memory_positions = MemoryLogPositionManager()
         self.positions = FailbackLogPositionManager(
@@ -304,6 +315,8 @@ class Instance:
         purged = self._purged_to_snapshot
         if purged:
             self._replan_after_purge()
+        if self._parser_factory is None:  # a reader made by a factory brings its own
+            ensure_history(self.schema, self.config, facts, start)
         if known is None or purged:
             # Record the first start as the cursor so a crash before the first ack resumes
             # here rather than at a later "current end".
@@ -332,8 +345,12 @@ class Instance:
 
     def _read_from(self, start: EntryPosition, buffer: TransactionBuffer) -> None:
         assert self.parser is not None
+        record = self.schema.record
         for batch in self.parser.batches(start):
             self._reading = True
+            # DDL into the schema history before anything of it is put (or acked).
+            for entry in [e for e in batch if e.row_change is not None and e.row_change.is_ddl]:
+                record(entry)
             # Two comprehensions cost a quarter of one loop with a branch and a max() per
             # entry (a batch holds up to a thousand).
             seen = max([entry.header.execute_time for entry in batch], default=0)
@@ -549,10 +566,23 @@ class Instance:
                 else:
                     # Rows encoded ahead hide their images; a snapshot needs their keys.
                     ahead = self._ahead if self._snapshot_plan is None else None
-                    self.parser = _default_parser(self.config, ahead, self._begins)
+                    self.parser = _default_parser(
+                        self.config, ahead, self._begins, self._definitions_at
+                    )
             if self._stopping.is_set() or self._requests:
                 self.parser.stop()  # a request came while it was built: restart at once
             return self.parser
+
+    def _definitions_at(self, start: EntryPosition) -> SchemaHistory:
+        """The binlog reader's schema history at ``start`` (``ensure_history`` made sure
+        there is one before the reader starts)."""
+        schemas = self.schema.schemas_at(start)
+        assert schemas is not None, "ensure_history runs before the reader starts"
+        return SchemaHistory(schemas)
+
+    def _acked_position(self) -> EntryPosition | None:
+        cursor = self.meta.get_cursor(mq_client(self.destination)) if self.meta.running else None
+        return cursor.position if cursor is not None else None
 
     def lag_seconds(self) -> float:
         """How far the newest entry seen is behind now (0 when idle with heartbeats)."""
@@ -562,7 +592,10 @@ class Instance:
 
 
 def _default_parser(
-    config: DestinationConfig, ahead: AheadEncoding | None, begins: bool
+    config: DestinationConfig,
+    ahead: AheadEncoding | None,
+    begins: bool,
+    definitions: Definitions,
 ) -> EntryReader:
     values = decode_options(config)
     # 'auto' left undecided (an instance built without a runner) is one destination alone.
@@ -575,6 +608,7 @@ def _default_parser(
             ahead=ahead_where_allowed(config, ahead),
             values=values,
             begins=begins,
+            definitions=definitions,
         )
     return BinlogParser(
         config.source,
@@ -582,6 +616,7 @@ def _default_parser(
         heartbeat_period_s=config.heartbeat_period_s,
         values=values,
         begins=begins,
+        definitions=definitions,
     )
 
 

@@ -50,11 +50,13 @@ from bridge.logs import configure_logging, configured_format
 from bridge.parse.access import Source, SourceAccess
 from bridge.parse.convert import GROUP_ENTRIES
 from bridge.parse.exceptions import ParserProcessFailed
-from bridge.parse.parser import BinlogParser
+from bridge.parse.parser import BinlogParser, Definitions
 from bridge.parse.source import SourceFacts, preflight
 from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import EntryDecoder, EntryEncoder, FlatEntry
 from bridge.position import EntryPosition
+from bridge.schema.definitions import Schemas
+from bridge.schema.history import SchemaHistory
 
 # While the source's bytes keep coming, a frame holds at most what this many reads brought
 # (each at most framing.READ_SIZE, or one larger event): about a megabyte of binlog.
@@ -87,6 +89,8 @@ class ChildSpec:
     begins: bool = True
     # What the instance's preflight found, so that the child starts without its own.
     facts: SourceFacts | None = None
+    # The definitions at ``start`` (the instance's schema history), None to read live tables.
+    schemas: Schemas | None = None
 
 
 class ParserProcess:
@@ -102,11 +106,14 @@ class ParserProcess:
         ahead: AheadEncoding | None = None,
         values: DecodeOptions | None = None,
         begins: bool = True,
+        definitions: Definitions | None = None,
     ) -> None:
         """``ahead``: how the child writes rows events in the output format, or None to send
         rows (the instance says where: ``bridge.instance.instance.ahead_where_allowed``);
-        ``values`` and ``begins``: as ``BinlogParser`` takes them."""
+        ``values``, ``begins`` and ``definitions``: as ``BinlogParser`` takes them (the
+        child is given the definitions at its start)."""
         self._source = source
+        self._definitions = definitions
         self._values = values
         self._begins = begins
         self._facts: SourceFacts | None = None
@@ -197,6 +204,7 @@ class ParserProcess:
             encode_event=self._ahead.encode_event if self._ahead is not None else None,
             begins=self._begins,
             facts=self._facts,
+            schemas=self._definitions(start).schemas if self._definitions is not None else None,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -273,6 +281,13 @@ class FrameBatcher:
             self._batch = []
 
 
+def _definitions(schemas: Schemas | None) -> Definitions | None:
+    """The child's history: the definitions it was given, advanced as it reads."""
+    if schemas is None:
+        return None
+    return lambda _start: SchemaHistory(schemas)
+
+
 def _failed(text: str) -> ParserProcessFailed:
     return ParserProcessFailed(f"the binlog reader process failed: {text}")
 
@@ -311,6 +326,7 @@ def main() -> int:
         encode_event=spec.encode_event,
         begins=spec.begins,
         facts=spec.facts,
+        definitions=_definitions(spec.schemas),
     )
     try:
         for group in parser.flat_batches(spec.start):

@@ -116,3 +116,50 @@ class MysqlType(IntEnum):
     VAR_STRING = 253
     STRING = 254
     GEOMETRY = 255
+
+
+# information_schema DATA_TYPE (a declared type's first word) -> the type code a TABLE_MAP logs
+# for it (the real type for CHAR-logged ENUM/SET): what a snapshot builds its columns from and
+# what the schema history's definitions are checked against.
+DATA_TYPE_CODES: dict[str, int] = {
+    "tinyint": MysqlType.TINY,
+    "smallint": MysqlType.SHORT,
+    "mediumint": MysqlType.INT24,
+    "int": MysqlType.LONG,
+    "integer": MysqlType.LONG,
+    "bigint": MysqlType.LONGLONG,
+    "decimal": MysqlType.NEWDECIMAL,
+    "float": MysqlType.FLOAT,
+    "double": MysqlType.DOUBLE,
+    "real": MysqlType.DOUBLE,
+    "bit": MysqlType.BIT,
+    "year": MysqlType.YEAR,
+    "date": MysqlType.DATE,
+    "time": MysqlType.TIME2,
+    "datetime": MysqlType.DATETIME2,
+    "timestamp": MysqlType.TIMESTAMP2,
+    "char": MysqlType.STRING,
+    "binary": MysqlType.STRING,
+    "varchar": MysqlType.VARCHAR,
+    "varbinary": MysqlType.VARCHAR,
+    "enum": MysqlType.ENUM,
+    "set": MysqlType.SET,
+    "json": MysqlType.JSON,
+    "vector": MysqlType.VECTOR,
+    **dict.fromkeys(("tinytext", "tinyblob", "text", "blob"), MysqlType.BLOB),
+    **dict.fromkeys(("mediumtext", "mediumblob", "longtext", "longblob"), MysqlType.BLOB),
+    **dict.fromkeys(
+        (
+            "geometry",
+            "point",
+            "linestring",
+            "polygon",
+            "multipoint",
+            "multilinestring",
+            "multipolygon",
+            "geometrycollection",
+            "geomcollection",
+        ),
+        MysqlType.GEOMETRY,
+    ),
+}

@@ -13,7 +13,9 @@ stream needs, and which are refused. An event type the table does not know stops
 destination with one line naming it and its position: skipping it could lose changes.
 
 Row images are decoded by a ``RowDecoder`` built once per TABLE_MAP definition
-(``bridge.parse.rows``), cached by the definition's bytes. A compressed transaction
+(``bridge.parse.rows``), cached by the definition's bytes, from the TABLE_MAP and the table's
+definition in the schema history (``bridge.schema``) as of the event: each DDL statement is
+applied to the history as it passes, and drops every cached decoder. A compressed transaction
 (TRANSACTION_PAYLOAD) is unpacked lazily and its inner events converted one at a time.
 """
 
@@ -42,7 +44,7 @@ from bridge.entry import (
 )
 from bridge.parse import events
 from bridge.parse.codes import EventCode
-from bridge.parse.ddl import classify_ddl, is_transaction_control
+from bridge.parse.ddl import classify_ddl, is_statement_dml, is_transaction_control
 from bridge.parse.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, Handling
 from bridge.parse.exceptions import SchemaMismatch, UnsupportedBinlogEvent
 from bridge.parse.framing import RawEvent
@@ -50,12 +52,12 @@ from bridge.parse.gtid import decode_gtid_event
 from bridge.parse.packed import read_packed_int
 from bridge.parse.payload import inner_events
 from bridge.parse.rows import RowDecoder, RowsKind
-from bridge.parse.schema import LiveSchema
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import TableMapDef, decode_table_map
 from bridge.parse.table_meta import TableMeta
 from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import FlatEntry
+from bridge.schema.history import SchemaHistory
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +66,6 @@ MARIADB_GTID_STANDALONE = 0x01
 # flat_entries), or a MariaDB GTID's body (sequence number, domain id, flags).
 _XID_EVENT = struct.Struct(events.HEADER.format + "Q")
 _MARIADB_GTID_EVENT = struct.Struct(events.HEADER.format + "QIB")
-_DML_WORDS = ("insert", "update", "delete", "replace")
 
 _E = EventCode
 # type code -> (event type, rows kind, default post-header length)
@@ -133,7 +134,7 @@ class EventConverter:
 
     def __init__(
         self,
-        live_schema: LiveSchema,
+        history: SchemaHistory,
         time_zone: dt.tzinfo,
         journal_name: str = "",
         values: DecodeOptions | None = None,
@@ -146,7 +147,7 @@ class EventConverter:
         rows in the output format from its bytes (``AheadEncoding.encode_event``), tried
         before they are decoded. ``begins``: whether transactions start with a
         TRANSACTIONBEGIN entry (module docstring)."""
-        self._live = live_schema
+        self._history = history
         self._begins = begins
         self._encode_event = encode_event
         # The limit of a compiled encoder, whose rows events the compiled read loop writes.
@@ -228,9 +229,15 @@ class EventConverter:
         _, self._journal = events.rotation(raw.data, raw.body_end)
         if raw.timestamp:
             # A real rotation may follow a restart: table ids restart.
-            self._raw_tables.clear()
-            self._table_maps.clear()
-            self._last_table_map = b""
+            self._forget_tables()
+
+    def _forget_tables(self) -> None:
+        """Drop every decoder: table ids may be reused, and after a DDL the same TABLE_MAP
+        bytes may stand for other names (a renamed column of the same type). The compiled
+        loop reads these attributes at each call."""
+        self._raw_tables.clear()
+        self._table_maps.clear()
+        self._last_table_map = b""
 
     def repeats_table_map(self, data: bytes, checksum: bool) -> bool:
         """Whether ``data`` is a TABLE_MAP event identical to the last one mapped (one-row
@@ -248,7 +255,12 @@ class EventConverter:
                 self._format.post_header(_TABLE_MAP, 8),
                 mariadb=_is_mariadb(self._format.server_version),
             )
-            cached = self._build_decoder(table)
+            try:
+                cached = self._build_decoder(table)
+            except SchemaMismatch as exc:
+                raise SchemaMismatch(
+                    f"{exc} (binlog position {self._journal}:{raw.start})"
+                ) from exc
             if len(self._table_maps) >= _MAX_TABLE_MAPS:
                 self._table_maps.clear()
             self._table_maps[key] = cached
@@ -538,7 +550,7 @@ class EventConverter:
             return (self._entry(raw, EntryType.TRANSACTIONBEGIN),) if self._begins else ()
         if control == "COMMIT":
             return (self._entry(raw, EntryType.TRANSACTIONEND),)
-        if sql.lstrip().lower().startswith(_DML_WORDS):
+        if is_statement_dml(sql):
             log.warning(
                 "statement-based change at %s:%s in schema %r passed on as a QUERY entry: "
                 "the session used binlog_format=STATEMENT; set it to ROW",
@@ -546,11 +558,10 @@ class EventConverter:
                 raw.start,
                 schema,
             )
+        else:
+            self._history.apply(sql, schema, f"{self._journal}:{raw.start}")
+            self._forget_tables()
         ddl = classify_ddl(sql, schema)
-        if ddl.event_type is not EventType.QUERY or ddl.table:
-            self._live.forget(ddl.schema, ddl.table)
-        elif sql.lstrip().lower().startswith(("drop database", "drop schema", "alter database")):
-            self._live.forget(ddl.schema)
         header = self._header(
             raw, schema_name=ddl.schema, table_name=ddl.table, event_type=ddl.event_type
         )
@@ -563,7 +574,7 @@ class EventConverter:
             table.table,
             table.columns,
             table.null_bitmask,
-            self._live.columns(table.schema, table.table),
+            self._history.definition(table.schema, table.table),
             display_widths=prints_display_widths(self._format.server_version),
         )
         return _CachedTable(table, RowDecoder(meta, self._time_zone, self._values))

@@ -93,3 +93,9 @@ def is_transaction_control(sql: str) -> str | None:
     if word in ("COMMIT", "XA COMMIT", "XA END"):
         return "COMMIT"
     return None
+
+
+def is_statement_dml(sql: str) -> bool:
+    """Whether a QUERY event holds a data change logged as a statement (a session with
+    ``binlog_format=STATEMENT``), not a DDL."""
+    return sql.lstrip().lower().startswith(("insert", "update", "delete", "replace"))

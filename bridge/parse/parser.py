@@ -32,7 +32,7 @@ from bridge.parse.convert import EventConverter
 from bridge.parse.dump import DumpConnection, DumpRequest
 from bridge.parse.exceptions import SourceUnreachable, start_refused
 from bridge.parse.framing import read_end
-from bridge.parse.schema import LiveSchema
+from bridge.parse.schema import live_history
 from bridge.parse.source import (
     SourceFacts,
     open_connection,
@@ -49,8 +49,12 @@ from bridge.parse.wire import (
     entry_of,
 )
 from bridge.position import EntryPosition, position_of, resume_position_after
+from bridge.schema.history import SchemaHistory
 
 log = logging.getLogger(__name__)
+
+# The definitions a read starts from: the schema history at its start position.
+Definitions = Callable[[EntryPosition], SchemaHistory]
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
@@ -91,6 +95,7 @@ class BinlogParser:
         encode_event: EventEncode | None = None,
         begins: bool = True,
         facts: SourceFacts | None = None,
+        definitions: Definitions | None = None,
     ) -> None:
         """``before_read`` runs before each read of the dump socket (``EventReader``);
         ``values`` says how values are spelled (default: faithful, latin1);
@@ -98,8 +103,12 @@ class BinlogParser:
         its rows are decoded (in the binlog reader's process); ``begins``: whether
         transactions start with a TRANSACTIONBEGIN entry (``EventConverter``); ``facts``:
         what a preflight of the source has just found (the instance's, given to its binlog
-        reader's process), so that reading starts without a preflight of its own."""
+        reader's process), so that reading starts without a preflight of its own;
+        ``definitions``: the schema history at a start position (an instance's, from its
+        stored history), or None to read the live tables as they are met
+        (``bridge.parse.schema.live_history``, for tools)."""
         self._source = source
+        self._definitions = definitions
         self._begins = begins
         self._facts = facts
         self._values = values
@@ -157,6 +166,9 @@ class BinlogParser:
     def _stream(self, start: EntryPosition, *, flat: bool) -> Iterator[Sequence[Entry | FlatEntry]]:
         facts = self._facts or self.preflight()
         resume = start
+        # One history for every dump of this read: a new dump resumes after the last DDL
+        # it applied (a DDL is a boundary), so nothing is applied twice.
+        history = self._definitions(start) if self._definitions is not None else None
         # Where a new dump starts: at this transaction's BEGIN, or after its END or DDL (the
         # position is made only when needed: two objects per one-row transaction otherwise).
         # Without BEGINs, after the last END or DDL: where the next transaction starts.
@@ -169,7 +181,7 @@ class BinlogParser:
                 # A new dump starts at the transaction in progress: what was yielded before
                 # comes again first, and is skipped up to the last entry yielded.
                 replayed = None if last is None else _binlog_key(last)
-                for read in self._dump(facts, resume, flat):
+                for read in self._dump(facts, resume, flat, history):
                     group = read
                     if replayed is not None:
                         group, replayed = _after(read, replayed)
@@ -211,14 +223,14 @@ class BinlogParser:
                 self._stopping.wait(delay)
 
     def _dump(
-        self, facts: SourceFacts, start: EntryPosition, flat: bool
+        self, facts: SourceFacts, start: EntryPosition, flat: bool, history: SchemaHistory | None
     ) -> Iterator[Sequence[Entry | FlatEntry]]:
         """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
         converts them (``EventConverter.convert_read``): the entries of each read, in its
         groups."""
         with open_connection(self._source) as conn:
             converter = EventConverter(
-                LiveSchema(conn),
+                history or live_history(conn),
                 facts.time_zone,
                 start.journal_name or "",
                 self._values,

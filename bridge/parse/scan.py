@@ -1,4 +1,8 @@
-"""Read one binlog file's transaction starts: what the start-position search needs.
+"""Scans of the binlog that read only headers and QUERY texts: fast over gigabytes of rows.
+
+``transaction_starts``: one file's transaction starts, what the start-position search needs.
+``ddl_statements``: the DDL from a position to the current end, what a schema history needs
+to know which tables' definitions it cannot take from the live source.
 
 A transaction start is where a dump may begin without a rows event arriving before its
 TABLE_MAP: a GTID event (MySQL and MariaDB), a BEGIN query without GTIDs, or the event after a
@@ -12,11 +16,22 @@ from dataclasses import dataclass
 
 from bridge.parse.access import Source
 from bridge.parse.codes import EventCode
-from bridge.parse.ddl import is_transaction_control
+from bridge.parse.ddl import is_statement_dml, is_transaction_control
 from bridge.parse.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
 from bridge.parse.events import GTID_EVENTS, query, rotation
 from bridge.parse.framing import RawEvent
 from bridge.parse.source import SourceFacts
+from bridge.position import EntryPosition
+
+
+@dataclass(frozen=True, slots=True)
+class DdlStatement:
+    """A DDL statement of the binlog: where its event starts, and its current database."""
+
+    journal_name: str
+    position: int
+    schema: str
+    sql: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,5 +88,42 @@ def transaction_starts(
                 in_gtid_group = False
         if last:
             yield TransactionStart(journal_name, last, 0, end_of_file=True)
+    finally:
+        dump.close()
+
+
+def ddl_statements(
+    source: Source, facts: SourceFacts, start: EntryPosition
+) -> Generator[DdlStatement, None, None]:
+    """Every statement from ``start`` (a file and position, or a GTID set) to the current end
+    of the binlog that is neither a transaction's BEGIN/COMMIT nor row-less DML."""
+    if start.journal_name:
+        request = DumpRequest(
+            slave_id=source.slave_id,
+            journal_name=start.journal_name,
+            position=start.position or FIRST_EVENT_POSITION,
+            blocking=False,
+            mariadb=facts.is_mariadb,
+        )
+    else:
+        request = DumpRequest(
+            slave_id=source.slave_id,
+            gtid=start.gtid or "",
+            blocking=False,
+            mariadb=facts.is_mariadb,
+        )
+    dump = DumpConnection(source, request)
+    journal = start.journal_name or ""
+    try:
+        while (data := dump.reader.next_event()) is not None:
+            raw = RawEvent(data, dump.checksum)
+            code = raw.type_code
+            if code == EventCode.ROTATE_EVENT:
+                journal = rotation(raw.data, raw.body_end)[1]
+            elif code == EventCode.QUERY_EVENT:
+                statement = query(raw.data, raw.body_end)
+                sql = statement.sql
+                if is_transaction_control(sql) is None and not is_statement_dml(sql):
+                    yield DdlStatement(journal, raw.log_pos - raw.event_size, statement.schema, sql)
     finally:
         dump.close()

@@ -1,4 +1,10 @@
-"""The live table definitions of the source, cached until a DDL touches the table."""
+"""A schema history for tools that read a stretch of binlog without a stored one.
+
+``BinlogParser`` without definitions (tests, benchmarks, one-off reads) decodes with the live
+tables, read once per table at first use and then advanced by the DDL it reads: right when no
+DDL ran on a table between the read's start and now. An instance never uses this: it starts
+from its stored history (``bridge.schema.recorder``).
+"""
 
 from __future__ import annotations
 
@@ -6,41 +12,15 @@ from typing import Any
 
 import pymysql
 
-LiveColumns = tuple[tuple[str, str, bool], ...]
+from bridge.schema.capture import read_definitions, read_dialect
+from bridge.schema.definitions import Schemas, TableDefinition
+from bridge.schema.history import SchemaHistory
 
 
-class LiveSchema:
-    """(name, declared type, is primary key) per column, read from ``information_schema``.
+def live_history(connection: pymysql.connections.Connection[Any]) -> SchemaHistory:
+    dialect = read_dialect(connection)
 
-    Only a hint for declared type texts and for binlogs without column names: the TABLE_MAP
-    decides what a row event contains.
-    """
+    def fetch(schema: str, table: str) -> TableDefinition | None:
+        return read_definitions(connection, dialect, [(schema, table)]).table(schema, table)
 
-    def __init__(self, connection: pymysql.connections.Connection[Any]) -> None:
-        self._connection = connection
-        self._cache: dict[tuple[str, str], LiveColumns | None] = {}
-
-    def columns(self, schema: str, table: str) -> LiveColumns | None:
-        key = (schema.lower(), table.lower())
-        if key not in self._cache:
-            self._cache[key] = self._fetch(schema, table)
-        return self._cache[key]
-
-    def forget(self, schema: str, table: str = "") -> None:
-        """Drop cached definitions after a DDL on ``schema.table`` (or the whole schema)."""
-        schema_key = schema.lower()
-        for key in [k for k in self._cache if k[0] == schema_key]:
-            if not table or key[1] == table.lower():
-                del self._cache[key]
-
-    def _fetch(self, schema: str, table: str) -> LiveColumns | None:
-        with self._connection.cursor() as cur:
-            cur.execute(
-                "SELECT COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY FROM information_schema.COLUMNS "
-                "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
-                (schema, table),
-            )
-            rows = cur.fetchall()
-        if not rows:
-            return None
-        return tuple((str(name), str(ctype), key == "PRI") for name, ctype, key in rows)
+    return SchemaHistory(Schemas(dialect), fetch)

@@ -1,21 +1,27 @@
-"""Build a ``TableMeta`` from a TABLE_MAP, once per table id and definition.
+"""Build a ``TableMeta`` from a TABLE_MAP and the table's definition at the event's position.
 
-With ``binlog_row_metadata=FULL`` the TABLE_MAP is the ground truth of the table *at the time of
-the event*: names, signedness, charsets, ENUM/SET labels and the primary key. The declared type
-text canal shows (``int(11)``, ``varchar(64)``) is taken from the live schema when the live
-column of that name still has the same binlog definition, and derived from the TABLE_MAP
-otherwise, so a table altered since the event never lends it a wrong type.
+The definition comes from the schema history (``bridge.schema``): the table as it was when the
+row was written, whatever happened to it since. It gives what the TABLE_MAP leaves out: names
+(``binlog_row_metadata`` MINIMAL or NO_LOG), the declared type text canal shows (``int(11)``,
+``varchar(64)``), the primary key, and the charsets and ENUM/SET labels a NO_LOG map lacks.
+
+The two are checked against each other on every new TABLE_MAP, never trusted blindly: with
+names in the binlog (FULL) they must match the definition's; without, the column count and each
+column's binlog type must. A mismatch raises ``SchemaMismatch`` (the destination stops with the
+table and the fix): a row is never emitted under names that may be wrong. Without a definition
+(a table the history does not hold) the binlog's own names and derived types are used, and a
+TABLE_MAP without names is refused.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from bridge.parse.codes import MysqlType
+from bridge.parse.codes import DATA_TYPE_CODES, MysqlType
 from bridge.parse.exceptions import SchemaMismatch
 from bridge.parse.table_meta import ColumnMeta, TableMeta
+from bridge.schema.definitions import ColumnDefinition, TableDefinition
 
 # Bytes per character, by charset name (the part of a collation before the first '_').
 _MAX_BYTES_PER_CHAR = {
@@ -44,12 +50,6 @@ _INT_TYPES = {
     MysqlType.LONGLONG: ("bigint", 20, 20),
 }
 _BLOB_NAMES = {1: "tiny", 2: "", 3: "medium", 4: "long"}
-_DISPLAY_WIDTH = re.compile(r"^(tinyint|smallint|mediumint|int|bigint|year)\(\d+\)")
-_FLOAT_SIZE = re.compile(r"^(float|double)\(\d+,\d+\)")
-_VECTOR_SIZE = re.compile(r"^vector\(\d+\)$")  # a VECTOR whose dimension the event lacks
-_SPATIAL = re.compile(
-    r"^(?:point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)$"
-)
 
 
 def _charset_name(collation: str | None) -> str:
@@ -130,21 +130,6 @@ def declared_type(column: Any, display_widths: bool = True) -> str:
     return render() if render else f"type{code}"
 
 
-def _binlog_view(type_text: str) -> str:
-    """A declared type without what the binlog cannot tell: display widths, ZEROFILL, the
-    (M,D) of FLOAT/DOUBLE and the spatial subtype."""
-    text = _DISPLAY_WIDTH.sub(r"\1", type_text.lower().replace(" zerofill", ""))
-    text = _SPATIAL.sub("geometry", _FLOAT_SIZE.sub(r"\1", text))
-    return text.replace("(4)", "")
-
-
-def _same_definition(live_type: str, derived: str) -> bool:
-    """True when the live declared type describes the same binlog column as ``derived``."""
-    if derived == "vector":  # no VECTOR_DIMENSIONALITY in the event: any dimension matches
-        live_type = _VECTOR_SIZE.sub("vector", live_type.lower())
-    return _binlog_view(live_type) == _binlog_view(derived)
-
-
 def _codec(collation: str | None) -> str | None:
     """The charset of a text column as ``ColumnMeta.charset`` wants it (its MySQL name, which
     ``bridge.parse.values`` maps to a decoder), ``None`` for binary data."""
@@ -152,49 +137,110 @@ def _codec(collation: str | None) -> str | None:
     return None if charset == "binary" else charset
 
 
+# Codes a server may log for the same declared type (old and new temporal formats, the two
+# VARCHAR codes, old DECIMAL, NEWDATE).
+_SAME_CODES: dict[int, int] = {
+    MysqlType.TIME: MysqlType.TIME2,
+    MysqlType.DATETIME: MysqlType.DATETIME2,
+    MysqlType.TIMESTAMP: MysqlType.TIMESTAMP2,
+    MysqlType.NEWDATE: MysqlType.DATE,
+    MysqlType.VAR_STRING: MysqlType.VARCHAR,
+    MysqlType.DECIMAL: MysqlType.NEWDECIMAL,
+}
+
+
+def _expected_code(column: ColumnDefinition) -> int | None:
+    """The binlog type code of a declared type; None for a type the table does not list
+    (MariaDB's UUID, INET6: not checked)."""
+    data_type = column.column_type.split("(", 1)[0].split(" ", 1)[0]
+    return DATA_TYPE_CODES.get(data_type)
+
+
+def _check_fits(
+    schema: str, table: str, columns: Sequence[Any], named: bool, definition: TableDefinition
+) -> None:
+    """Raise ``SchemaMismatch`` unless the TABLE_MAP's columns are the definition's."""
+    held = definition.columns
+    problem = ""
+    if len(held) != len(columns):
+        problem = f"the binlog has {len(columns)} columns, the schema history {len(held)}"
+    elif named:
+        differing = [
+            f"{c.name} (history: {h.name})"
+            for c, h in zip(columns, held, strict=True)
+            if c.name.lower() != h.name.lower()
+        ]
+        if differing:
+            problem = "the binlog names columns " + ", ".join(differing[:5])
+    if not problem:
+        for index, (column, column_held) in enumerate(zip(columns, held, strict=True)):
+            expected = _expected_code(column_held)
+            logged = _SAME_CODES.get(column.type, column.type)
+            if expected is not None and logged != _SAME_CODES.get(expected, expected):
+                problem = (
+                    f"column {index + 1} ({column_held.name}) is {column_held.column_type} in "
+                    f"the schema history but the binlog logs type code {int(column.type)}"
+                )
+                break
+    if problem:
+        raise SchemaMismatch(
+            f"table {schema}.{table}: {problem}; the history does not describe the table "
+            "here, and decoding on would misname its rows. Fix: if a DDL ran outside the "
+            "binlog (sql_log_bin=0) or the history was edited, run `canal-bridge schema "
+            "reload` for this table once the stream is at this position; with "
+            "binlog_row_metadata=FULL names are read from the binlog"
+        )
+
+
 def build_table_meta(
     schema: str,
     table: str,
     columns: Sequence[Any],
     null_bitmask: bytes,
-    live: Sequence[tuple[str, str, bool]] | None,
+    definition: TableDefinition | None,
     *,
     display_widths: bool = True,
 ) -> TableMeta:
     """``columns`` are the TABLE_MAP's columns (``bridge.parse.table_map_event.ColumnDef``:
-    mysql-replication's ``Column`` attributes, ENUM labels without a placeholder); ``live``
-    the current (name, declared type, is key) list from ``information_schema``, or None if
-    unknown; ``display_widths`` as ``declared_type`` takes it, for types derived from the
-    binlog."""
-    named = all(c.name for c in columns)
-    if not named and (live is None or len(live) != len(columns)):
-        raise SchemaMismatch(
-            f"table {schema}.{table}: the binlog carries no column names "
-            f"(binlog_row_metadata is not FULL) and the live table has "
-            f"{len(live) if live else 0} columns instead of {len(columns)}; "
-            "set binlog_row_metadata=FULL on the source"
-        )
-    live_by_name: Mapping[str, tuple[str, str, bool]] = {
-        entry[0].lower(): entry for entry in live or ()
-    }
+    mysql-replication's ``Column`` attributes, ENUM labels without a placeholder);
+    ``definition`` the table at the event's position, or None if unknown; ``display_widths``
+    as ``declared_type`` takes it, for types derived from the binlog."""
+    named = bool(columns) and all(c.name for c in columns)
+    if definition is None:
+        if not named:
+            raise SchemaMismatch(
+                f"table {schema}.{table}: the binlog carries no column names "
+                "(binlog_row_metadata is not FULL) and the schema history has no definition "
+                "of this table; set binlog_row_metadata=FULL on the source, or run "
+                "`canal-bridge schema reload` for this table once the stream is at this "
+                "position"
+            )
+    else:
+        _check_fits(schema, table, columns, named, definition)
+    keys = {k.lower() for k in definition.primary_key} if definition is not None else set()
+    has_charsets = any(c.charset_id is not None or c.collation_name for c in columns)
     metas = []
     for index, column in enumerate(columns):
-        name = column.name if named else live[index][0]  # type: ignore[index]
-        derived = declared_type(column, display_widths)
-        live_entry = live_by_name.get(name.lower())
-        mysql_type = derived
-        if live_entry is not None and _same_definition(live_entry[1], derived):
-            mysql_type = live_entry[1]
-        is_key = bool(column.is_primary) if named else bool(live_entry and live_entry[2])
-        charset = _codec(column.collation_name)
+        held = definition.columns[index] if definition is not None else None
+        name = column.name if named else held.name  # type: ignore[union-attr]
+        mysql_type = held.column_type if held is not None else declared_type(column, display_widths)
+        is_key = bool(column.is_primary) if named else name.lower() in keys
+        # A NO_LOG map has no charsets: the definition's.
+        charset = _codec(column.collation_name) if has_charsets or held is None else held.charset
         code = column.type
+        enum_values = _enum_labels(column.enum_values)
+        set_values = tuple(column.set_values or ())
+        if held is not None and code == MysqlType.ENUM and not enum_values:
+            enum_values = held.labels
+        if held is not None and code == MysqlType.SET and not set_values:
+            set_values = held.labels
         metas.append(
             ColumnMeta(
                 index=index,
                 name=name,
                 type_code=code,
                 mysql_type=mysql_type,
-                unsigned=bool(column.unsigned),
+                unsigned=bool(column.unsigned) or (held is not None and held.unsigned),
                 nullable=bool(null_bitmask[index // 8] & (1 << (index % 8))),
                 is_key=is_key,
                 charset=charset,
@@ -208,8 +254,8 @@ def build_table_meta(
                 scale=int(getattr(column, "decimals", 0) or 0),
                 fsp=int(getattr(column, "fsp", 0) or 0),
                 bits=int(getattr(column, "bits", 0) or 0),
-                enum_values=_enum_labels(column.enum_values),
-                set_values=tuple(column.set_values or ()),
+                enum_values=enum_values,
+                set_values=set_values,
                 is_text=code in (MysqlType.BLOB, MysqlType.JSON) and charset is not None,
             )
         )

@@ -2,7 +2,7 @@
 
 The stream builds a table's ``TableMeta`` from the TABLE_MAP event (with
 ``binlog_row_metadata=FULL``: types, sizes, charsets, signedness, ENUM/SET labels, the primary
-key) plus the live declared types (``bridge.parse.table_map.build_table_meta``). A snapshot has
+key) plus the table's definition (``bridge.parse.table_map.build_table_meta``). A snapshot has
 no TABLE_MAP, so this module writes the TABLE_MAP's columns (``ColumnDef``) from
 ``information_schema.COLUMNS`` -- the type code and metadata each server logs for each declared
 type -- and hands them to the same ``build_table_meta``: one place decides the names, the
@@ -21,10 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bridge.parse.codes import MysqlType
+from bridge.parse.codes import DATA_TYPE_CODES, MysqlType
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import ColumnDef, collation_name
 from bridge.parse.table_meta import TableMeta
+from bridge.schema.definitions import ColumnDefinition
+from bridge.schema.definitions import TableDefinition as Definition
 from bridge.snapshot.exceptions import TableWithoutKey, UnsupportedSnapshotColumn
 
 _COLUMNS_SQL = (
@@ -41,49 +43,6 @@ _INDEXES_SQL = (
     "ORDER BY INDEX_NAME, SEQ_IN_INDEX"
 )
 
-# DATA_TYPE -> the type code a TABLE_MAP logs (the real type for CHAR-logged ENUM/SET).
-_TYPE_CODES = {
-    "tinyint": MysqlType.TINY,
-    "smallint": MysqlType.SHORT,
-    "mediumint": MysqlType.INT24,
-    "int": MysqlType.LONG,
-    "integer": MysqlType.LONG,
-    "bigint": MysqlType.LONGLONG,
-    "decimal": MysqlType.NEWDECIMAL,
-    "float": MysqlType.FLOAT,
-    "double": MysqlType.DOUBLE,
-    "real": MysqlType.DOUBLE,
-    "bit": MysqlType.BIT,
-    "year": MysqlType.YEAR,
-    "date": MysqlType.DATE,
-    "time": MysqlType.TIME2,
-    "datetime": MysqlType.DATETIME2,
-    "timestamp": MysqlType.TIMESTAMP2,
-    "char": MysqlType.STRING,
-    "binary": MysqlType.STRING,
-    "varchar": MysqlType.VARCHAR,
-    "varbinary": MysqlType.VARCHAR,
-    "enum": MysqlType.ENUM,
-    "set": MysqlType.SET,
-    "json": MysqlType.JSON,
-    "vector": MysqlType.VECTOR,
-    **dict.fromkeys(("tinytext", "tinyblob", "text", "blob"), MysqlType.BLOB),
-    **dict.fromkeys(("mediumtext", "mediumblob", "longtext", "longblob"), MysqlType.BLOB),
-    **dict.fromkeys(
-        (
-            "geometry",
-            "point",
-            "linestring",
-            "polygon",
-            "multipoint",
-            "multilinestring",
-            "multipolygon",
-            "geometrycollection",
-            "geomcollection",
-        ),
-        MysqlType.GEOMETRY,
-    ),
-}
 _BLOB_PREFIX = {"tiny": 1, "": 2, "medium": 3, "long": 4}
 _LABELS = re.compile(r"^(?:enum|set)\((.*)\)", re.DOTALL)
 _LABEL = re.compile(r"'((?:[^'\\]|''|\\.)*)'", re.DOTALL)
@@ -117,9 +76,14 @@ def describe(
     null_bitmask = bytearray((len(rows) + 7) // 8)
     for index, flag in enumerate(nullable):
         null_bitmask[index // 8] |= flag << (index % 8)
-    live = [(str(row[0]), str(row[2]), row[3] == "PRI") for row in rows]
+    held = Definition(
+        schema,
+        table,
+        tuple(ColumnDefinition(str(row[0]), str(row[2])) for row in rows),
+        primary_key=tuple(str(row[0]) for row in rows if row[3] == "PRI"),
+    )
     meta = build_table_meta(
-        schema, table, columns, bytes(null_bitmask), live, display_widths=display_widths
+        schema, table, columns, bytes(null_bitmask), held, display_widths=display_widths
     )
     not_null = {str(row[0]) for row, flag in zip(rows, nullable, strict=True) if not flag}
     key = chunking_key(indexes, not_null)
@@ -158,7 +122,7 @@ def _column_def(schema: str, table: str, row: tuple[Any, ...], mariadb: bool) ->
     octets, precision, scale, fsp, extra = row[7:]
     data_type = str(data_type).lower()
     column_type = str(column_type)
-    code = _TYPE_CODES.get(data_type)
+    code = DATA_TYPE_CODES.get(data_type)
     if code is None:
         raise UnsupportedSnapshotColumn(schema, table, str(name), column_type)
     if collation_id is not None:

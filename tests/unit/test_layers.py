@@ -32,6 +32,17 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # The instance gets its output format injected (RowsEncoder.ahead), never imports it.
     "bridge.instance": ("bridge.mq", "bridge.ha", "bridge.admin", "bridge.runner"),
     "bridge.entry": ("bridge.parse", "bridge.mq", "bridge.instance"),
+    # The schema history is below the binlog reader: definitions, DDL and their storage.
+    "bridge.schema": (
+        "bridge.parse",
+        "bridge.mq",
+        "bridge.sink",
+        "bridge.store",
+        "bridge.instance",
+        "bridge.ha",
+        "bridge.admin",
+        "bridge.runner",
+    ),
 }
 
 

@@ -26,24 +26,22 @@ from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedB
 from bridge.parse.framing import RawEvent
 from bridge.parse.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
 from bridge.parse.wire import FLAT_ENTRY_TYPE, EntryEncoder
+from bridge.schema.definitions import Schemas
+from bridge.schema.history import SchemaHistory
 from tests.native_paths import compiled_module
 
 from .rowbytes import packed_int
 from .test_table_map_event import COLUMN_NAME, Body, strings
 
 
-class _NoLiveSchema:
-    def columns(self, schema: str, table: str) -> None:
-        return None
-
-    def forget(self, schema: str, table: str = "") -> None:
-        return None
-
-
 def _converter(encode_event: EventEncode | None = None, *, begins: bool = True) -> EventConverter:
-    live: Any = _NoLiveSchema()
+    """A converter whose history holds no table: the TABLE_MAPs here carry the names."""
     return EventConverter(
-        live, dt.UTC, "mysql-bin.000007", encode_event=encode_event, begins=begins
+        SchemaHistory(Schemas()),
+        dt.UTC,
+        "mysql-bin.000007",
+        encode_event=encode_event,
+        begins=begins,
     )
 
 

@@ -25,6 +25,8 @@ from bridge.parse.framing import RawEvent
 from bridge.parse.source import SourceFacts
 from bridge.parse.wire import FLAT_ENTRY_TYPE
 from bridge.position import EntryPosition
+from bridge.schema.definitions import Schemas
+from bridge.schema.history import SchemaHistory
 
 MARIADB_GTID_EVENT, XID_EVENT = 162, 16
 STOP_EVENT = 3  # passed by as harmless: only the patched conversion fails
@@ -72,7 +74,7 @@ def _parser(monkeypatch: pytest.MonkeyPatch, **options: Any) -> parser_module.Bi
     _Dump.served = [[_event(STOP_EVENT)]]
     monkeypatch.setattr(parser_module, "DumpConnection", _Dump)
     monkeypatch.setattr(parser_module, "open_connection", lambda _: contextlib.nullcontext())
-    monkeypatch.setattr(parser_module, "LiveSchema", lambda _: None)
+    monkeypatch.setattr(parser_module, "live_history", lambda _: SchemaHistory(Schemas()))
     source = SourceAccess("db:3306", "db", 3306, "u", None, 7, None, 1.0)
     made = parser_module.BinlogParser(source, max_backoff_s=0.01, **options)
     monkeypatch.setattr(made, "preflight", lambda: FACTS)

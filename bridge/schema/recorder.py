@@ -1,0 +1,150 @@
+"""The instance's side of the schema history: what is stored, what a start decodes with.
+
+The binlog reader applies DDL to its own copy as it reads (``bridge.schema.history``); the
+recorder keeps the durable record of the same statements, appended as each DDL entry arrives
+from the reader, before it is put in the store and long before its batch is acked. A start
+at cursor C takes the base and replays the records before C: those at or after C are read
+again from the binlog, so they are dropped from the log first. Whatever the order of crash,
+ack and write, a start decodes its first row with the definitions at its position.
+
+The log is folded into the base once it holds ``compact_after`` records, up to the acked
+cursor (the oldest position a restart may need): the history stays bounded however many DDL
+statements a destination sees.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from bridge.entry import Entry
+from bridge.position import EntryPosition
+from bridge.schema.codec import DdlRecord, Mark
+from bridge.schema.definitions import Schemas
+from bridge.schema.history import SchemaHistory
+from bridge.schema.store import HistoryStore, StoredHistory
+
+log = logging.getLogger(__name__)
+
+COMPACT_AFTER = 1000
+
+
+class HistoryNotCovering(Exception):
+    """The start is before the stored base: the history cannot say what held there."""
+
+    def __init__(self, start: EntryPosition, base: Mark) -> None:
+        super().__init__(
+            f"the start {start.journal_name}:{start.position} is before the history's oldest "
+            f"definitions ({base})"
+        )
+
+
+def mark_of(position: EntryPosition) -> Mark:
+    return Mark(position.journal_name or "", position.position or 0, position.gtid or "")
+
+
+def before(mark: Mark, start: EntryPosition) -> bool:
+    """Whether the event at ``mark`` comes before a dump that starts at ``start`` (an
+    ``included`` start has consumed its own event too)."""
+    key, at = mark.sort_key(), start.sort_key()
+    return key < at or (key == at and start.included)
+
+
+class SchemaRecorder:
+    def __init__(
+        self,
+        store: HistoryStore,
+        *,
+        acked: Callable[[], EntryPosition | None] = lambda: None,
+        compact_after: int = COMPACT_AFTER,
+    ) -> None:
+        """``acked``: the destination's acked cursor, up to which the log may be folded."""
+        self._store = store
+        self._acked = acked
+        self._compact_after = compact_after
+        self._history: StoredHistory | None = None
+        self._loaded = False
+        self.applied = 0  # DDL records written since start (a metric)
+
+    @property
+    def store(self) -> HistoryStore:
+        return self._store
+
+    def stored(self) -> StoredHistory | None:
+        if not self._loaded:
+            self._history = self._store.load()
+            self._loaded = True
+        return self._history
+
+    def schemas_at(self, start: EntryPosition) -> Schemas | None:
+        """The definitions in force at ``start``; None when there is no history yet.
+
+        Raises ``HistoryNotCovering`` for a start before the base (a rewind past what the
+        history kept), and the reader's ``UnreadableDdl`` if a record no longer applies."""
+        history = self.stored()
+        if history is None:
+            return None
+        if not start.journal_name:
+            raise HistoryNotCovering(start, history.mark)
+        if not before(history.mark, start) and history.mark.sort_key() != start.sort_key():
+            raise HistoryNotCovering(start, history.mark)
+        kept = tuple(r for r in history.records if before(r.mark, start))
+        if len(kept) != len(history.records):
+            # Read again from the binlog after this start: recorded again as they come.
+            history = StoredHistory(history.mark, history.schemas, kept)
+            self._store.replace(history)
+            self._history = history
+        return self.replay(history, len(kept)).schemas
+
+    def replay(self, history: StoredHistory, count: int) -> SchemaHistory:
+        """The base with the first ``count`` records applied, as the reader applied them."""
+        replayed = SchemaHistory(history.schemas.copy())
+        for record in history.records[:count]:
+            if record.table is not None:
+                schemas = replayed.schemas
+                schemas.tables[schemas.key(record.table.schema, record.table.name)] = record.table
+            else:
+                replayed.apply(record.sql, record.schema, str(record.mark))
+        return replayed
+
+    def begin(self, mark: Mark, schemas: Schemas) -> None:
+        """A new history: ``schemas`` hold at ``mark``, nothing recorded after it."""
+        history = StoredHistory(mark, schemas.copy(), ())
+        self._store.replace(history)
+        self._history, self._loaded = history, True
+
+    def record(self, entry: Entry) -> None:
+        """Keep a DDL entry the reader read (and applied) before it goes further."""
+        change = entry.row_change
+        history = self.stored()
+        if change is None or history is None:
+            return
+        header = entry.header
+        mark = Mark(header.logfile_name, header.logfile_offset, header.gtid)
+        if history.records and history.records[-1].mark.sort_key() >= mark.sort_key():
+            return  # already kept (a reader that re-read it after a reconnect)
+        self.add(DdlRecord(mark, change.ddl_schema_name, change.sql))
+
+    def add(self, record: DdlRecord) -> None:
+        history = self.stored()
+        assert history is not None, "begin() first"
+        self._store.append(record)
+        self._history = StoredHistory(history.mark, history.schemas, (*history.records, record))
+        self.applied += 1
+        if len(self._history.records) >= self._compact_after:
+            self.compact()
+
+    def compact(self) -> None:
+        """Fold the records before the acked cursor into the base."""
+        history = self.stored()
+        acked = self._acked()
+        if history is None or acked is None or not acked.journal_name:
+            return
+        count = sum(1 for r in history.records if before(r.mark, acked))
+        if not count:
+            return
+        folded = self.replay(history, count)
+        compacted = StoredHistory(mark_of(acked), folded.schemas, history.records[count:])
+        self._store.replace(compacted)
+        self._history = compacted
+        log.info("schema history compacted: %d records folded up to %s", count, compacted.mark)
