@@ -1,16 +1,19 @@
-"""Rows written before DDL reach Kafka under the names they were written with, though the
-binlog carries no names (``binlog_row_metadata`` MINIMAL on MySQL, NO_LOG on MariaDB).
+"""Rows written before DDL reach Kafka under the names they were written with, though the binlog
+carries no names (``binlog_row_metadata`` MINIMAL on MySQL, NO_LOG on MariaDB).
 
 The bridge streams a table, is stopped (or killed), and while it is down the table gets rows,
 then ``DROP COLUMN``, ``ADD COLUMN ... AFTER``, ``RENAME COLUMN``, ``MODIFY ... FIRST``, a
-gh-ost-style table swap, with rows between each. Restarted, it must deliver every row as it
-was written. The negative case: the same backlog with the history taken away is refused in
-one line, and with ``schema_history.recover: live`` (today's definitions) the check of each
-TABLE_MAP against the definitions catches the misnaming and stops before any row is sent.
+gh-ost-style and a pt-online-schema-change-style table swap, with rows between each. Restarted, it
+must deliver every row as it was written. With ``FULL`` metadata the same backlog checks the
+history against the binlog's names. The negative case: the same backlog with the history taken
+away is refused in one line, and with ``schema_history.recover: live`` (today's definitions) the
+check of each TABLE_MAP against the definitions catches the misnaming and stops before any row
+is sent.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from collections.abc import Iterator
@@ -33,8 +36,21 @@ Row = dict[str, str | None]
 @pytest.fixture
 def nameless_binlog(mysql: MysqlEndpoint) -> Iterator[None]:
     """The server's default row metadata: the binlog carries no column names."""
+    yield from _row_metadata(mysql, "NO_LOG" if mysql.flavor == "mariadb" else "MINIMAL")
+
+
+@pytest.fixture(params=["nameless", "FULL"])
+def row_metadata(request: pytest.FixtureRequest, mysql: MysqlEndpoint) -> Iterator[str]:
+    """Either setting: without names the history names the columns, with them it is checked
+    against them."""
+    nameless = "NO_LOG" if mysql.flavor == "mariadb" else "MINIMAL"
+    setting = nameless if request.param == "nameless" else "FULL"
+    for _ in _row_metadata(mysql, setting):
+        yield setting
+
+
+def _row_metadata(mysql: MysqlEndpoint, setting: str) -> Iterator[None]:
     conn = connect_admin(mysql)
-    setting = "NO_LOG" if mysql.flavor == "mariadb" else "MINIMAL"
     with conn.cursor() as cur:
         cur.execute(f"SET GLOBAL binlog_row_metadata = {setting}")
     try:
@@ -121,6 +137,18 @@ def _backlog(writer: Writer) -> None:
         "DROP TABLE _t_del",
     )
     writer.insert("t", 5, c="c{n}", e="{n}", bb="{n}")
+    # pt-online-schema-change's: a new table, triggers copying changes, the copy, the swap.
+    writer.run(
+        "CREATE TABLE `_t_new` LIKE t",
+        "ALTER TABLE `_t_new` CHANGE COLUMN bb b2 BIGINT, ADD COLUMN f VARCHAR(8) FIRST",
+        "CREATE TRIGGER `pt_osc_t_ins` AFTER INSERT ON t FOR EACH ROW "
+        "REPLACE INTO `_t_new` (c, e, b2, id) VALUES (NEW.c, NEW.e, NEW.bb, NEW.id)",
+        "INSERT LOW_PRIORITY IGNORE INTO `_t_new` (c, e, b2, id) SELECT c, e, bb, id FROM t",
+        "RENAME TABLE t TO `_t_old`, `_t_new` TO t",
+        "DROP TRIGGER IF EXISTS `pt_osc_t_ins`",
+        "DROP TABLE IF EXISTS `_t_old`",
+    )
+    writer.insert("t", 5, f="f{n}", c="c{n}", e="{n}", b2="{n}")
 
 
 def _start(config: Path) -> BridgeProcess:
@@ -159,7 +187,7 @@ def test_a_backlog_across_ddl_keeps_every_row_under_its_names(  # noqa: PLR0917 
     mysql: MysqlEndpoint,
     kafka_bootstrap: str,
     scratch_schema: str,
-    nameless_binlog: None,
+    row_metadata: str,
     stop: str,
 ) -> None:
     config, topic, writer = _first_run(
@@ -170,6 +198,37 @@ def test_a_backlog_across_ddl_keeps_every_row_under_its_names(  # noqa: PLR0917 
         delivered = _wait_for(kafka_bootstrap, topic, set(writer.written), bridge)
     finally:
         bridge.kill()
+    _assert_as_written(delivered, writer)
+
+
+def test_a_rewind_before_several_ddl_decodes_with_the_definitions_of_then(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    nameless_binlog: None,
+) -> None:
+    """The cursor is lost and the destination starts again at its first position, before
+    every DDL of the backlog: the history, which began there, still covers it."""
+    config, topic, writer = _first_run(tmp_path, mysql, kafka_bootstrap, scratch_schema, kill=False)
+    settings: dict[str, Any] = yaml.safe_load(config.read_text())
+    destination = settings["destinations"][0]["name"]
+    at = json.loads((tmp_path / "meta" / destination / "schema.dat").read_text())["at"]
+    (tmp_path / "meta" / destination / "meta.dat").unlink()
+    settings["destinations"][0]["start"] = {"journal_name": at["journal"], "position": at["offset"]}
+    rewound = f"{topic}-again"
+    create_topic(kafka_bootstrap, rewound, 1)
+    settings["destinations"][0]["mq"]["topic"] = rewound
+    config.write_text(yaml.safe_dump(settings))
+    bridge = _start(config)
+    try:
+        delivered = _wait_for(kafka_bootstrap, rewound, set(writer.written), bridge)
+    finally:
+        bridge.kill()
+    _assert_as_written(delivered, writer)
+
+
+def _assert_as_written(delivered: dict[str, Row], writer: Writer) -> None:
     wrong = {n: (delivered[n], row) for n, row in writer.written.items() if delivered[n] != row}
     assert not wrong, f"{len(wrong)} of {len(writer.written)} rows misnamed: {wrong}"
 
