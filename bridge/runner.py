@@ -62,7 +62,11 @@ def build_instance(
         build_meta(config, ha),
         ahead=encoder.ahead(),
         begins=not encoder.rows_only,
-        schema_store=history_store(config, destination.name),
+        schema_store=(
+            history_store(config, destination.name)
+            if ha is None
+            else ha.history_store(destination.name)
+        ),
     )
 
 

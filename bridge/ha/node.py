@@ -19,6 +19,8 @@ from bridge.ha.registration import node_address
 from bridge.ha.session import ZkSession
 from bridge.ha.snapshot_requests import SnapshotPerformer, SnapshotRequestWatcher
 from bridge.meta import MetaManager, StoreContext, build_meta_manager
+from bridge.schema.store import HistoryStore, history_store
+from bridge.schema.zookeeper_store import ZooKeeperHistoryStore
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +95,18 @@ class HaNode:
         uses this process's session and writes cursors only while the fence holds."""
         context = StoreContext(self.session.client, self.layout.root, may_write=self.fence.holds)
         return build_meta_manager(self.config.meta, context)
+
+    def history_store(self, destination: str) -> HistoryStore | None:
+        """Where the destination's schema history is kept: with ``meta.store: zookeeper``
+        beside its cursor in ZooKeeper (so a take-over decodes with it), written only while
+        the fence holds; else as without HA (``bridge.schema.store.history_store``)."""
+        if self.config.meta.store != "zookeeper":
+            return history_store(self.config, destination)
+        return ZooKeeperHistoryStore(
+            self.session.client,
+            f"{self.layout.destination(destination)}/schema",
+            may_write=lambda: self.fence.holds(destination),
+        )
 
     def owner_of(self, destination: str) -> str | None:
         """The address of the process running ``destination`` now, if any (and readable)."""

@@ -21,7 +21,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from bridge.config import BridgeConfig
 from bridge.meta import files
@@ -53,6 +53,38 @@ class StoredHistory:
     mark: Mark
     schemas: Schemas
     records: tuple[DdlRecord, ...]
+
+
+def document_of(history: StoredHistory) -> dict[str, Any]:
+    """A history as one JSON document (a store's base)."""
+    return {
+        "version": FORMAT_VERSION,
+        "at": mark_to_json(history.mark),
+        "definitions": schemas_to_json(history.schemas),
+        "records": [record_to_json(r) for r in history.records],
+    }
+
+
+def history_of(document: Any) -> StoredHistory:
+    """``document_of`` read back; ``HistoryCodecError`` (a ValueError) when it is not one."""
+    try:
+        if document.get("version") != FORMAT_VERSION:
+            raise HistoryCodecError(f"format version {document.get('version')!r}")
+        return StoredHistory(
+            mark_from_json(document["at"]),
+            schemas_from_json(document["definitions"]),
+            tuple(record_from_json(r) for r in document["records"]),
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise HistoryCodecError(f"a history document without a valid {exc}") from exc
+
+
+def with_logged(base: StoredHistory, logged: list[DdlRecord]) -> StoredHistory:
+    """The base with the logged records it does not hold yet (a crash between writing a new
+    base and emptying the log leaves records in both)."""
+    last = base.records[-1].mark.sort_key() if base.records else base.mark.sort_key()
+    fresh = tuple(r for r in logged if r.mark.sort_key() > last)
+    return StoredHistory(base.mark, base.schemas, (*base.records, *fresh))
 
 
 class HistoryStore(Protocol):
@@ -89,17 +121,10 @@ class FileHistoryStore:
                 )
             return None
         try:
-            document = json.loads(self.base_file.read_bytes())
-            if document.get("version") != FORMAT_VERSION:
-                raise HistoryCodecError(f"format version {document.get('version')!r}")
-            mark = mark_from_json(document["at"])
-            schemas = schemas_from_json(document["definitions"])
-            records = [record_from_json(r) for r in document["records"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            base = history_of(json.loads(self.base_file.read_bytes()))
+        except (OSError, ValueError) as exc:
             raise SchemaHistoryDamaged(str(self.base_file), str(exc)) from exc
-        last = records[-1].mark.sort_key() if records else mark.sort_key()
-        records += [r for r in self._logged() if r.mark.sort_key() > last]
-        return StoredHistory(mark, schemas, tuple(records))
+        return with_logged(base, self._logged())
 
     def _logged(self) -> list[DdlRecord]:
         if not self.log_file.exists():
@@ -123,14 +148,8 @@ class FileHistoryStore:
         return records
 
     def replace(self, history: StoredHistory) -> None:
-        document = {
-            "version": FORMAT_VERSION,
-            "at": mark_to_json(history.mark),
-            "definitions": schemas_to_json(history.schemas),
-            "records": [record_to_json(r) for r in history.records],
-        }
         self.folder.mkdir(parents=True, exist_ok=True)
-        files.write_atomic(self.base_file, json.dumps(document).encode())
+        files.write_atomic(self.base_file, json.dumps(document_of(history)).encode())
         files.write_atomic(self.log_file, b"")
 
     def append(self, record: DdlRecord) -> None:
@@ -164,10 +183,9 @@ class MemoryHistoryStore:
 
 
 def history_store(config: BridgeConfig, destination: str) -> HistoryStore | None:
-    """Where a destination's history is kept: beside its cursor file (``meta.store: file``,
-    and ``zookeeper``, whose processes each keep their own: a take-over without one captures
-    anew, ``bridge.instance.schema_start``), or None for in memory (``meta.store: memory``,
-    whose cursor is not kept either)."""
+    """Where a destination's history is kept without HA: beside its cursor file, or None
+    for in memory (``meta.store: memory``, whose cursor is not kept either). With HA and
+    ``meta.store: zookeeper`` it is in ZooKeeper (``bridge.ha.HaNode.history_store``)."""
     if config.meta.store == "memory":
         return None
     return FileHistoryStore(config.meta.dir / destination)

@@ -26,6 +26,7 @@ import yaml
 
 from tests.conftest import MysqlEndpoint, connect_admin
 from tests.e2e.bridge_process import BridgeProcess, create_topic, read_to_end, write_config
+from tests.ha.cluster import ha_cluster
 
 pytestmark = [pytest.mark.services, pytest.mark.both_servers]
 
@@ -268,3 +269,35 @@ def test_without_the_history_the_backlog_is_refused_or_caught_misnamed(
     delivered = _inserted(kafka_bootstrap, topic)
     assert all(delivered[n] == writer.written[n] for n in delivered), delivered
     assert set(delivered) == {"1"}
+
+
+def test_a_take_over_decodes_the_backlog_with_the_history_kept_in_zookeeper(  # noqa: PLR0917
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    zookeeper_hosts: str,
+    scratch_schema: str,
+    nameless_binlog: None,
+) -> None:
+    """The active process is killed; DDL and rows pile up; the process that takes over has
+    no file of its own and must decode the backlog with the history in ZooKeeper (a capture
+    of its own would be refused: the backlog changed the table)."""
+    topic = f"schema-ha-{scratch_schema}"
+    create_topic(kafka_bootstrap, topic, 1)
+    writer = Writer(mysql, scratch_schema)
+    writer.run("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT, c VARCHAR(10))")
+    config = _config(tmp_path, mysql, kafka_bootstrap, scratch_schema, topic)
+    cluster = ha_cluster(config, zookeeper_hosts, session_s=4)
+    try:
+        first = cluster.start()
+        first.wait_for_output("reading", 60)
+        writer.insert("t", 1, a="a{n}", b="{n}", c="c{n}")
+        _wait_for(kafka_bootstrap, topic, {"1"}, first)
+        first.kill()
+        _backlog(writer)
+        second = cluster.start()
+        delivered = _wait_for(kafka_bootstrap, topic, set(writer.written), second)
+        assert "schema history begun" not in second.output(), second.output()
+    finally:
+        cluster.close()
+    _assert_as_written(delivered, writer)
