@@ -545,10 +545,9 @@ class _Parser:
     def column_attributes(self, name: str, type_spec: st.TypeSpec) -> st.ColumnSpec:
         c = self.c
         null: bool | None = None
-        primary = generated = invisible = False
+        primary = generated = invisible = auto_increment = False
         charset, collation = type_spec.charset, type_spec.collation
-        if type_spec.base == "serial":
-            null = False
+        base_serial = type_spec.base == "serial"
         while c.peek() not in (",", ")", "", "FIRST", "AFTER", ";"):
             if c.accept("NOT", "NULL"):
                 null = False
@@ -583,10 +582,12 @@ class _Parser:
                 c.skip_group()
                 c.accept("NOT")
                 c.accept("ENFORCED")
+            elif c.accept("AUTO_INCREMENT"):
+                auto_increment = True
             elif c.accept("REFERENCES"):
                 self.references()
             elif c.accept_any(
-                "AUTO_INCREMENT", "COMMENT", "SRID", "COLUMN_FORMAT", "STORAGE",
+                "COMMENT", "SRID", "COLUMN_FORMAT", "STORAGE",
                 "ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE", "COMPRESSED", "REF_SYSTEM_ID",
                 "WITH", "WITHOUT", "NOT",
             ):  # fmt: skip
@@ -598,7 +599,9 @@ class _Parser:
                 type_spec.base, type_spec.args, type_spec.unsigned, type_spec.zerofill,
                 charset, collation,
             )  # fmt: skip
-        return st.ColumnSpec(name, type_spec, null, primary, generated, invisible)
+        return st.ColumnSpec(
+            name, type_spec, null, primary, generated, invisible, auto_increment or base_serial
+        )
 
     def skip_option_value(self) -> None:
         """What follows an attribute word: ``[=] value`` or, for WITH/WITHOUT/NOT, one

@@ -35,6 +35,7 @@ class ColumnSpec:
     primary: bool = False  # PRIMARY KEY (or KEY) written on the column
     generated: bool = False
     invisible: bool = False
+    auto_increment: bool = False  # AUTO_INCREMENT columns are NOT NULL on both servers
 
 
 # Where ADD / MODIFY / CHANGE put a column: None (the end, or where it was), "" (FIRST), or

@@ -40,7 +40,7 @@ _TIME_TYPES = frozenset({"time", "datetime", "timestamp"})
 _PLAIN_TYPES = frozenset(
     {
         "date", "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
-        "multipolygon", "geometrycollection", "uuid", "inet4", "inet6", "tinyblob", "blob",
+        "multipolygon", "uuid", "inet4", "inet6", "tinyblob", "blob",
         "mediumblob", "longblob",
     }
 )  # fmt: skip
@@ -68,7 +68,7 @@ def column_definition(
     ``table_charset``."""
     column_type, charset = spell_type(spec.type, table_charset, dialect)
     nullable = True if spec.null is None else spec.null
-    if spec.primary:
+    if spec.primary or spec.auto_increment:
         nullable = False
     return ColumnDefinition(
         spec.name, column_type, nullable, charset, spec.generated, spec.invisible
@@ -140,9 +140,9 @@ def _number_or_time(spec: TypeSpec, dialect: Dialect) -> str:
         return f"{base}({args[0]})" if args and args[0] != "0" else base
     if base == "vector":
         return f"vector({args[0] if args else 2048})"
-    if base == "geomcollection" and dialect.mariadb:
-        return "geometrycollection"
-    if base in _PLAIN_TYPES or base == "geomcollection":
+    if base in ("geomcollection", "geometrycollection"):
+        return "geometrycollection" if dialect.mariadb else "geomcollection"
+    if base in _PLAIN_TYPES:
         return base
     raise ValueError(f"no spelling for type {base}")
 
@@ -159,7 +159,7 @@ def _integer(spec: TypeSpec, dialect: Dialect) -> str:
     if dialect.display_widths or zerofill:
         width = width or str(_INT_WIDTHS[base][1 if unsigned else 0])
         return f"{base}({width}){suffix}"
-    if base == "tinyint" and width == "1":
+    if base == "tinyint" and width == "1" and not unsigned:
         return f"tinyint(1){suffix}"
     return base + suffix
 
