@@ -7,8 +7,17 @@ applied (that is what the history reads: the server rewrites a few, e.g. CREATE 
 SELECT becomes a CREATE TABLE with the columns spelled out) after the statement as written
 has been parsed too, and the definitions are compared after every step.
 
-Coverage: see COVERAGE below (filled in from the last run: statements per server, applied
-correctly, and the ones that are not).
+Coverage (recorded on MariaDB 10.11.19 and MySQL 9.7.4): 580 statements in 181 cases. MariaDB
+ran 571 of them, MySQL 569 (a case stops at the first statement its server refuses: MariaDB
+refuses inline CONSTRAINT ... CHECK on a column, NOT NULL on a generated column, VISIBLE,
+DROP CHECK, VECTOR, GEOMCOLLECTION, and dropping a column of a multi-column primary key; MySQL
+refuses PERSISTENT, CREATE OR REPLACE, UUID/INET types, ALTER ONLINE and the IF [NOT] EXISTS
+clauses). apply_ddl gives the recorded definitions after every one of the 1,140 statements
+run, as logged and as written, except the two CREATE TABLE ... SELECT as written: they raise
+UnreadableDdl by design (the binlog carries them rewritten, and those forms apply correctly).
+Not covered by the corpus: ENUM/SET labels of ucs2/utf16/utf32 columns (information_schema
+shows them garbled, so they cannot be recorded), MariaDB's CONVERT PARTITION/TABLE, sequences
+and system-versioned tables.
 """
 
 from __future__ import annotations
