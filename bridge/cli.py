@@ -125,6 +125,25 @@ def schema_show(
     )
 
 
+@schema_app.command("reload")
+def schema_reload(
+    config: ConfigOption,
+    destination: Annotated[str, typer.Option("--destination", "-d", help="destination name")],
+    table: Annotated[str, typer.Option("--table", help="db.table to read from the source")],
+    at: Annotated[
+        str | None,
+        typer.Option("--at", help="FILE:OFFSET of the DDL it replaces; default: the cursor"),
+    ] = None,
+) -> None:
+    """Read a table's definition from the source and keep it in the destination's history
+    at a position (after a stop on a DDL the parser could not read); restart after."""
+    from bridge.schema_command import reload_table
+
+    raise typer.Exit(
+        reload_table(_load(config), destination, table=table, at=at, out=sys.stdout, err=sys.stderr)
+    )
+
+
 @app.command()
 def tail(  # noqa: PLR0917  (typer maps each option to a parameter)
     config: ConfigOption,

@@ -576,9 +576,7 @@ class Instance:
     def _definitions_at(self, start: EntryPosition) -> SchemaHistory:
         """The binlog reader's schema history at ``start`` (``ensure_history`` made sure
         there is one before the reader starts)."""
-        schemas = self.schema.schemas_at(start)
-        assert schemas is not None, "ensure_history runs before the reader starts"
-        return SchemaHistory(schemas)
+        return self.schema.history_at(start)
 
     def _acked_position(self) -> EntryPosition | None:
         cursor = self.meta.get_cursor(mq_client(self.destination)) if self.meta.running else None

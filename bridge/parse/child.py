@@ -55,7 +55,6 @@ from bridge.parse.source import SourceFacts, preflight
 from bridge.parse.values import DecodeOptions
 from bridge.parse.wire import EntryDecoder, EntryEncoder, FlatEntry
 from bridge.position import EntryPosition
-from bridge.schema.definitions import Schemas
 from bridge.schema.history import SchemaHistory
 
 # While the source's bytes keep coming, a frame holds at most what this many reads brought
@@ -89,8 +88,8 @@ class ChildSpec:
     begins: bool = True
     # What the instance's preflight found, so that the child starts without its own.
     facts: SourceFacts | None = None
-    # The definitions at ``start`` (the instance's schema history), None to read live tables.
-    schemas: Schemas | None = None
+    # The schema history at ``start`` (the instance's), None to read live tables.
+    history: SchemaHistory | None = None
 
 
 class ParserProcess:
@@ -204,7 +203,7 @@ class ParserProcess:
             encode_event=self._ahead.encode_event if self._ahead is not None else None,
             begins=self._begins,
             facts=self._facts,
-            schemas=self._definitions(start).schemas if self._definitions is not None else None,
+            history=self._definitions(start) if self._definitions is not None else None,
         )
         with self._lock:
             if self._stopping.is_set():
@@ -281,11 +280,11 @@ class FrameBatcher:
             self._batch = []
 
 
-def _definitions(schemas: Schemas | None) -> Definitions | None:
-    """The child's history: the definitions it was given, advanced as it reads."""
-    if schemas is None:
+def _definitions(history: SchemaHistory | None) -> Definitions | None:
+    """The child's history: the one it was given, advanced as it reads."""
+    if history is None:
         return None
-    return lambda _start: SchemaHistory(schemas)
+    return lambda _start: history
 
 
 def _failed(text: str) -> ParserProcessFailed:
@@ -326,7 +325,7 @@ def main() -> int:
         encode_event=spec.encode_event,
         begins=spec.begins,
         facts=spec.facts,
-        definitions=_definitions(spec.schemas),
+        definitions=_definitions(spec.history),
     )
     try:
         for group in parser.flat_batches(spec.start):

@@ -186,9 +186,9 @@ def _check_fits(
         raise SchemaMismatch(
             f"table {schema}.{table}: {problem}; the history does not describe the table "
             "here, and decoding on would misname its rows. Fix: if a DDL ran outside the "
-            "binlog (sql_log_bin=0) or the history was edited, run `canal-bridge schema "
-            "reload` for this table once the stream is at this position; with "
-            "binlog_row_metadata=FULL names are read from the binlog"
+            "binlog (sql_log_bin=0), run `canal-bridge schema reload --config F "
+            f"--destination D --table {schema}.{table}` (today's definition from the "
+            "destination's cursor on), then restart"
         )
 
 
@@ -211,9 +211,9 @@ def build_table_meta(
             raise SchemaMismatch(
                 f"table {schema}.{table}: the binlog carries no column names "
                 "(binlog_row_metadata is not FULL) and the schema history has no definition "
-                "of this table; set binlog_row_metadata=FULL on the source, or run "
-                "`canal-bridge schema reload` for this table once the stream is at this "
-                "position"
+                "of this table; run `canal-bridge schema reload --config F --destination D "
+                f"--table {schema}.{table}` (today's definition from the destination's "
+                "cursor on), or set binlog_row_metadata=FULL on the source"
             )
     else:
         _check_fits(schema, table, columns, named, definition)

@@ -15,7 +15,7 @@ otherwise), so nothing is ever guessed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from bridge.schema.apply import Applied, apply_ddl
 from bridge.schema.definitions import Schemas, TableDefinition
@@ -30,13 +30,21 @@ class SchemaHistory:
     """``definition`` answers for a table as of the stream's current position; ``apply``
     moves that position past one DDL statement."""
 
-    def __init__(self, schemas: Schemas, fetch: Fetch | None = None) -> None:
+    def __init__(
+        self,
+        schemas: Schemas,
+        fetch: Fetch | None = None,
+        overrides: Mapping[str, tuple[TableDefinition, ...]] | None = None,
+    ) -> None:
         """``schemas``: the definitions at the start position (owned from here on: applied
         to in place). ``fetch``: reads a table the history does not hold from the live
         source, once; only for tools that read a stretch of binlog without a stored history
-        (``BinlogParser`` without definitions), where the live table is the best there is."""
+        (``BinlogParser`` without definitions), where the live table is the best there is.
+        ``overrides``: by ``file:offset``, the definitions ``canal-bridge schema reload``
+        read for the DDL statement there, which then replace the statement's effect."""
         self._schemas = schemas
         self._fetch = fetch
+        self._overrides = dict(overrides or {})
         self._fetched: set[tuple[str, str]] = set()
 
     @property
@@ -59,6 +67,13 @@ class SchemaHistory:
 
         Raises ``UnreadableDdl`` (with the position and the fix) when the statement cannot
         be read and names a table the history holds, or no table it could find."""
+        reloaded = self._overrides.get(position)
+        if reloaded is not None:
+            for table in reloaded:
+                self._schemas.tables[self._schemas.key(table.schema, table.name)] = table
+            log.info("applied the reloaded definitions of %s at %s", _names(reloaded), position)
+            names = tuple((t.schema, t.name) for t in reloaded)
+            return Applied(names, True, ())
         try:
             applied = apply_ddl(self._schemas, sql, default_schema)
         except UnreadableDdl as exc:
@@ -68,9 +83,9 @@ class SchemaHistory:
                 raise UnreadableDdl(
                     exc.sql,
                     f"{exc.reason}; it touches {named} at {position}: decoding on could "
-                    "misname that table's rows. Fix: once the stream has passed this "
-                    "statement, run `canal-bridge schema reload --config F --destination D "
-                    "--table db.table` for each table it changed, then restart",
+                    "misname that table's rows. Fix: run `canal-bridge schema reload "
+                    f"--config F --destination D --table db.table --at {position}` for each "
+                    "table it changed, then restart",
                     exc.tables,
                 ) from exc
             log.info("passed a DDL on tables the history does not hold at %s: %s", position, exc)
@@ -79,3 +94,7 @@ class SchemaHistory:
             # Tools' histories: a table changed by a statement is read live again if needed.
             self._fetched.difference_update(self._schemas.key(*name) for name in applied.unknown)
         return applied
+
+
+def _names(tables: tuple[TableDefinition, ...]) -> str:
+    return ", ".join(t.full_name for t in tables)

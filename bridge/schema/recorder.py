@@ -20,7 +20,7 @@ from collections.abc import Callable
 from bridge.entry import Entry
 from bridge.position import EntryPosition
 from bridge.schema.codec import DdlRecord, Mark
-from bridge.schema.definitions import Schemas
+from bridge.schema.definitions import Schemas, TableDefinition
 from bridge.schema.history import SchemaHistory
 from bridge.schema.store import HistoryStore, StoredHistory
 
@@ -81,6 +81,25 @@ class SchemaRecorder:
 
         Raises ``HistoryNotCovering`` for a start before the base (a rewind past what the
         history kept), and the reader's ``UnreadableDdl`` if a record no longer applies."""
+        history = self._history_for(start)
+        if history is None:
+            return None
+        return self.replay(history, start).schemas
+
+    def history_at(self, start: EntryPosition) -> SchemaHistory:
+        """What a binlog reader starting at ``start`` decodes with: ``schemas_at``, and the
+        reloaded definitions at or after it, which replace the statements there."""
+        history = self._history_for(start)
+        assert history is not None, "a history is begun before a reader starts"
+        overrides: dict[str, tuple[TableDefinition, ...]] = {}
+        for record in history.records:
+            if record.table is not None and not before(record.mark, start):
+                overrides[str(record.mark)] = (*overrides.get(str(record.mark), ()), record.table)
+        return SchemaHistory(self.replay(history, start).schemas, overrides=overrides)
+
+    def _history_for(self, start: EntryPosition) -> StoredHistory | None:
+        """The stored history, without the statements at or after ``start`` (read again from
+        the binlog after it, recorded again as they come); reloaded definitions stay."""
         history = self.stored()
         if history is None:
             return None
@@ -88,24 +107,40 @@ class SchemaRecorder:
             raise HistoryNotCovering(start, history.mark)
         if not before(history.mark, start) and history.mark.sort_key() != start.sort_key():
             raise HistoryNotCovering(start, history.mark)
-        kept = tuple(r for r in history.records if before(r.mark, start))
+        kept = tuple(r for r in history.records if r.table is not None or before(r.mark, start))
         if len(kept) != len(history.records):
-            # Read again from the binlog after this start: recorded again as they come.
             history = StoredHistory(history.mark, history.schemas, kept)
             self._store.replace(history)
             self._history = history
-        return self.replay(history, len(kept)).schemas
+        return history
 
-    def replay(self, history: StoredHistory, count: int) -> SchemaHistory:
-        """The base with the first ``count`` records applied, as the reader applied them."""
+    def replay(self, history: StoredHistory, until: EntryPosition | None = None) -> SchemaHistory:
+        """The base with the records before ``until`` applied (all without it), as the
+        reader applied them: a reloaded definition at or before ``until`` replaces the
+        table, and the statement at its position gives way to it."""
         replayed = SchemaHistory(history.schemas.copy())
-        for record in history.records[:count]:
-            if record.table is not None:
-                schemas = replayed.schemas
+        schemas = replayed.schemas
+        reloaded = {r.mark for r in history.records if r.table is not None}
+        for record in history.records:
+            at_or_before = until is None or record.mark.sort_key() <= until.sort_key()
+            if record.table is not None and at_or_before:
                 schemas.tables[schemas.key(record.table.schema, record.table.name)] = record.table
-            else:
+            elif (
+                record.table is None
+                and (until is None or before(record.mark, until))
+                and record.mark not in reloaded
+            ):
                 replayed.apply(record.sql, record.schema, str(record.mark))
         return replayed
+
+    def reload(self, record: DdlRecord) -> None:
+        """Keep a definition re-read from the source (``canal-bridge schema reload``), in
+        binlog order among the records."""
+        history = self.stored()
+        assert history is not None and record.table is not None
+        records = sorted((*history.records, record), key=lambda r: r.mark.sort_key())
+        self._store.replace(StoredHistory(history.mark, history.schemas, tuple(records)))
+        self._loaded = False
 
     def begin(self, mark: Mark, schemas: Schemas) -> None:
         """A new history: ``schemas`` hold at ``mark``, nothing recorded after it."""
@@ -143,8 +178,9 @@ class SchemaRecorder:
         count = sum(1 for r in history.records if before(r.mark, acked))
         if not count:
             return
-        folded = self.replay(history, count)
-        compacted = StoredHistory(mark_of(acked), folded.schemas, history.records[count:])
+        folded = self.replay(history, acked)
+        kept = tuple(r for r in history.records if not before(r.mark, acked))
+        compacted = StoredHistory(mark_of(acked), folded.schemas, kept)
         self._store.replace(compacted)
         self._history = compacted
         log.info("schema history compacted: %d records folded up to %s", count, compacted.mark)

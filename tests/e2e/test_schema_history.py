@@ -14,7 +14,10 @@ is sent.
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -301,3 +304,76 @@ def test_a_take_over_decodes_the_backlog_with_the_history_kept_in_zookeeper(  # 
     finally:
         cluster.close()
     _assert_as_written(delivered, writer)
+
+
+def test_a_change_outside_the_binlog_stops_the_destination_until_reloaded(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    nameless_binlog: None,
+) -> None:
+    """An ALTER run with sql_log_bin=0 never reaches the history: the next row of the table
+    does not fit its definition and the destination stops, naming the table; ``schema show``
+    prints the definition it had, ``schema reload`` takes today's, and a restart delivers
+    the rows under their names."""
+    topic = f"schema-reload-{scratch_schema}"
+    create_topic(kafka_bootstrap, topic, 1)
+    writer = Writer(mysql, scratch_schema)
+    writer.run("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10))")
+    config = _config(tmp_path, mysql, kafka_bootstrap, scratch_schema, topic)
+    bridge = _start(config)
+    try:
+        writer.insert("t", 1, a="a{n}")
+        _wait_for(kafka_bootstrap, topic, {"1"}, bridge)
+        writer.run(
+            "SET SESSION sql_log_bin = 0",
+            "ALTER TABLE t ADD COLUMN z INT AFTER id",
+            "SET SESSION sql_log_bin = 1",
+        )
+        writer.insert("t", 2, z="{n}", a="a{n}")
+        assert bridge.wait(60) != 0
+    finally:
+        bridge.kill()
+    assert "the history does not describe the table here" in bridge.output()
+    assert set(_inserted(kafka_bootstrap, topic)) == {"1"}
+
+    shown = _cli("schema", "show", "--config", str(config), "--destination", _name(config))
+    assert shown.returncode == 0, shown.stderr
+    assert f"{scratch_schema}.t" in shown.stdout and "  z  " not in shown.stdout
+    table = f"{scratch_schema}.t"
+    reloaded = _cli(
+        "schema",
+        "reload",
+        "--config",
+        str(config),
+        "--destination",
+        _name(config),
+        "--table",
+        table,
+    )
+    assert reloaded.returncode == 0, reloaded.stderr
+    assert "reloaded from the source" in reloaded.stdout
+
+    bridge = _start(config)
+    try:
+        delivered = _wait_for(kafka_bootstrap, topic, set(writer.written), bridge)
+    finally:
+        bridge.kill()
+    _assert_as_written(delivered, writer)
+
+
+def _name(config: Path) -> str:
+    return str(yaml.safe_load(config.read_text())["destinations"][0]["name"])
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CANAL_PASSWORD": os.environ.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal")}
+    return subprocess.run(
+        [sys.executable, "-m", "bridge.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )

@@ -1,0 +1,81 @@
+"""The reader's history: a DDL it cannot read stops it only on a table it holds, and a
+definition reloaded for that statement's position replaces it, also after a restart."""
+
+from __future__ import annotations
+
+import pytest
+
+from bridge.entry import Entry, EntryType, EventType, Header, RowChange
+from bridge.position import EntryPosition
+from bridge.schema.apply import apply_ddl
+from bridge.schema.codec import DdlRecord, Mark
+from bridge.schema.definitions import ColumnDefinition, Dialect, Schemas, TableDefinition
+from bridge.schema.exceptions import UnreadableDdl
+from bridge.schema.history import SchemaHistory
+from bridge.schema.recorder import SchemaRecorder
+from bridge.schema.store import MemoryHistoryStore
+
+UNREADABLE = "ALTER TABLE {} CONVERT PARTITION p0 TO TABLE spare"
+JOURNAL = "binlog.000002"
+
+
+def _schemas() -> Schemas:
+    schemas = Schemas(Dialect(), {"shop": "utf8mb4"}, {})
+    apply_ddl(schemas, "CREATE TABLE t (id INT PRIMARY KEY, a INT)", "shop")
+    return schemas
+
+
+def _columns(history: SchemaHistory, table: str = "t") -> list[str]:
+    definition = history.definition("shop", table)
+    assert definition is not None
+    return [c.name for c in definition.columns]
+
+
+def test_an_unreadable_ddl_on_a_held_table_stops_with_its_position_and_the_fix() -> None:
+    history = SchemaHistory(_schemas())
+    with pytest.raises(UnreadableDdl) as stopped:
+        history.apply(UNREADABLE.format("t"), "shop", f"{JOURNAL}:900")
+    message = str(stopped.value)
+    assert "shop.t" in message and f"{JOURNAL}:900" in message
+    assert "canal-bridge schema reload" in message and f"--at {JOURNAL}:900" in message
+
+
+def test_an_unreadable_ddl_on_another_table_costs_nothing_and_forgets_it() -> None:
+    schemas = _schemas()
+    apply_ddl(schemas, "CREATE TABLE other (id INT)", "shop")
+    schemas.tables.pop(("shop", "other"))
+    history = SchemaHistory(schemas)
+    applied = history.apply(UNREADABLE.format("other"), "shop", f"{JOURNAL}:900")
+    assert applied.unknown == (("shop", "other"),)
+    assert _columns(history) == ["id", "a"]
+
+
+def test_a_reloaded_definition_replaces_the_statement_at_its_position() -> None:
+    reloaded = TableDefinition(
+        "shop", "t", (ColumnDefinition("id", "int", False), ColumnDefinition("b", "int")), ("id",)
+    )
+    history = SchemaHistory(_schemas(), overrides={f"{JOURNAL}:900": (reloaded,)})
+    history.apply(UNREADABLE.format("t"), "shop", f"{JOURNAL}:900")
+    assert _columns(history) == ["id", "b"]
+
+
+def _ddl_entry(offset: int, sql: str) -> Entry:
+    header = Header(JOURNAL, offset, 1, 0, "shop", "t", EventType.ALTER, "")
+    return Entry(header, EntryType.ROWDATA, RowChange(EventType.ALTER, True, sql, "shop"))
+
+
+def test_a_reload_reaches_the_reader_and_a_later_replay() -> None:
+    """The destination stopped at the statement at 900; the reload is kept there; a reader
+    from the cursor (500) gets it as an override, and once the statement is recorded a start
+    after it replays the reloaded definition, not the statement."""
+    recorder = SchemaRecorder(MemoryHistoryStore())
+    recorder.begin(Mark(JOURNAL, 100), _schemas())
+    reloaded = TableDefinition("shop", "t", (ColumnDefinition("id", "int", False),), ("id",))
+    recorder.reload(DdlRecord(Mark(JOURNAL, 900), "shop", table=reloaded))
+    reader = recorder.history_at(EntryPosition(JOURNAL, 500))
+    assert _columns(reader) == ["id", "a"]
+    reader.apply(UNREADABLE.format("t"), "shop", f"{JOURNAL}:900")
+    assert _columns(reader) == ["id"]
+    recorder.record(_ddl_entry(900, UNREADABLE.format("t")))
+    later = recorder.schemas_at(EntryPosition(JOURNAL, 1000))
+    assert later is not None and [c.name for c in later.tables[("shop", "t")].columns] == ["id"]
