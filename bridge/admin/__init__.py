@@ -13,6 +13,7 @@ from bridge.admin.base import (
     Observed,
     Reachability,
     Role,
+    SchemaUsage,
     SnapshotUsage,
     StoreUsage,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "ReadinessLog",
     "Role",
     "RunnerObserver",
+    "SchemaUsage",
     "ServerLimits",
     "SnapshotUsage",
     "StoreUsage",

@@ -41,6 +41,20 @@ class SnapshotUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class SchemaUsage:
+    """The destination's schema history (docs/schema-history.md): table definitions held and
+    DDL records kept after them, DDL recorded by this process, whether it stopped on a
+    TABLE_MAP or DDL the history could not account for, and tables whose live definition
+    differed at the last drift check."""
+
+    tables: int
+    records: int
+    ddl_recorded: int
+    mismatches: int
+    drifted: int
+
+
+@dataclass(frozen=True, slots=True)
 class DestinationSnapshot:
     destination: str
     role: Role
@@ -62,6 +76,8 @@ class DestinationSnapshot:
     source_trouble: str | None = None
     # The snapshot this process runs or ran; None without one.
     snapshot: SnapshotUsage | None = None
+    # The schema history; None before the destination has one.
+    schema: SchemaUsage | None = None
 
 
 class Observed(Protocol):

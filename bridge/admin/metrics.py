@@ -60,6 +60,7 @@ class BridgeCollector(Collector):
         yield from _counters(snapshots)
         yield from _gauges(snapshots)
         yield from _snapshot_families(snapshots)
+        yield from _schema_families(snapshots)
 
 
 def _family_gauge(name: str, documentation: str) -> GaugeMetricFamily:
@@ -141,6 +142,38 @@ def _snapshot_families(snapshots: list[DestinationSnapshot]) -> Iterator[Metric]
         done.add_metric(labels, s.snapshot.tables_done)
         total.add_metric(labels, s.snapshot.tables_total)
     yield from (rows, done, total)
+
+
+def _schema_families(snapshots: list[DestinationSnapshot]) -> Iterator[Metric]:
+    """The schema history of each destination (docs/schema-history.md)."""
+    tables = _family_gauge("schema_history_tables", "Table definitions the history holds.")
+    records = _family_gauge(
+        "schema_history_records", "DDL records kept after the history's base (compacted)."
+    )
+    drifted = _family_gauge(
+        "schema_drift_tables",
+        "Tables whose live definition differed from the history at the last check.",
+    )
+    recorded = CounterMetricFamily(
+        f"{PREFIX}_schema_ddl_recorded",
+        "DDL statements read and kept in the history by this process.",
+        labels=["destination"],
+    )
+    mismatches = CounterMetricFamily(
+        f"{PREFIX}_schema_mismatches",
+        "Stops on a TABLE_MAP or DDL the history could not account for (never a misnamed row).",
+        labels=["destination"],
+    )
+    for s in snapshots:
+        if s.schema is None:
+            continue
+        labels = [s.destination]
+        tables.add_metric(labels, s.schema.tables)
+        records.add_metric(labels, s.schema.records)
+        drifted.add_metric(labels, s.schema.drifted)
+        recorded.add_metric(labels, s.schema.ddl_recorded)
+        mismatches.add_metric(labels, s.schema.mismatches)
+    yield from (tables, records, drifted, recorded, mismatches)
 
 
 def build_registry(observed: Observed) -> CollectorRegistry:

@@ -15,6 +15,7 @@ from bridge.admin.base import (
     DestinationSnapshot,
     DestinationState,
     Role,
+    SchemaUsage,
     SnapshotUsage,
     StoreUsage,
 )
@@ -23,7 +24,9 @@ from bridge.config import BridgeConfig, DestinationConfig
 from bridge.exceptions import BridgeError
 from bridge.instance import EmbeddedServer, Instance, UnknownDestination, mq_client
 from bridge.mq.worker import MqWorker, WorkerProgress
+from bridge.parse.exceptions import SchemaMismatch
 from bridge.position import EntryPosition
+from bridge.schema.exceptions import SchemaError
 
 # Readiness: a running destination that shows no progress (no new binlog event, no heartbeat,
 # no ack) for this many heartbeat periods, and at least STALE_FLOOR_S, is stalled.
@@ -85,6 +88,7 @@ class RunnerObserver:
             stale_after_s=stale_after_s,
             source_trouble=instance.source_trouble,
             snapshot=_snapshot_usage(instance),
+            schema=_schema_usage(instance),
         )
 
     def _instance(self, name: str) -> Instance | None:
@@ -132,6 +136,20 @@ def _snapshot_usage(instance: Instance) -> SnapshotUsage | None:
         return None
     stats = reader.stats
     return SnapshotUsage(stats.rows, stats.tables_done, stats.tables_total)
+
+
+def _schema_usage(instance: Instance) -> SchemaUsage | None:
+    stored = instance.schema.kept()
+    if stored is None:
+        return None
+    stopped = isinstance(instance.failure, SchemaMismatch | SchemaError)
+    return SchemaUsage(
+        tables=len(stored.schemas.tables),
+        records=len(stored.records),
+        ddl_recorded=instance.schema.applied,
+        mismatches=1 if stopped else 0,
+        drifted=len(instance.drift.drifted),
+    )
 
 
 def _lag_s(instance: Instance, progress: WorkerProgress | None, now_ms: int) -> float | None:

@@ -8,6 +8,7 @@ one-line reason: so it stays readable by monitoring tools, and behind the bearer
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,4 +54,5 @@ def _destination(s: DestinationSnapshot, verdict: Verdict | None) -> dict[str, A
             "tables_done": s.snapshot.tables_done,
             "tables_total": s.snapshot.tables_total,
         },
+        "schema_history": None if s.schema is None else dataclasses.asdict(s.schema),
     }

@@ -252,9 +252,11 @@ class SchemaHistoryConfig(_Model):
     position (no history and DDL on the table since, a rewind before the history, a damaged
     history) and the binlog carries no column names: ``never`` refuses with the tables
     named; ``live`` takes today's definitions for them and logs the binlog range whose rows
-    may be misnamed. Set it for one start, then remove it."""
+    may be misnamed. Set it for one start, then remove it. ``drift_check_s``: how often,
+    while the stream is caught up, the history is compared with the live tables (0: never)."""
 
     recover: Literal["never", "live"] = "never"
+    drift_check_s: float = Field(default=300, ge=0)
 
 
 class SnapshotConfig(_Model):

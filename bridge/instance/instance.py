@@ -28,6 +28,7 @@ from bridge.instance.log_position import (
     MemoryLogPositionManager,
     MetaLogPositionManager,
 )
+from bridge.instance.schema_drift import DriftWatch
 from bridge.instance.schema_start import ensure_history
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
@@ -145,6 +146,7 @@ class Instance:
         self.schema = SchemaRecorder(
             schema_store or MemoryHistoryStore(), acked=self._acked_position
         )
+        self.drift = DriftWatch(config, self.schema, self._read_up_to)
         self.memory_positions = MemoryLogPositionManager()
         self.positions = FailbackLogPositionManager(
             self.memory_positions, MetaLogPositionManager(meta)
@@ -356,7 +358,8 @@ class Instance:
             seen = max([entry.header.execute_time for entry in batch], default=0)
             # A heartbeat's header time is 0 (MySQL and MariaDB alike); the source sends one
             # when it has nothing newer, so it means "caught up as of now".
-            if HEARTBEAT in [entry.entry_type for entry in batch]:
+            idle = HEARTBEAT in [entry.entry_type for entry in batch]
+            if idle:
                 seen = max(seen, int(time.time() * 1000))
             self.last_event_ms = max(self.last_event_ms, seen)
             if self._handoff is None:
@@ -366,6 +369,9 @@ class Instance:
                     buffer.add(entry)
             if self.parser.caught_up:
                 self.store.source_caught_up()
+                self.drift.caught_up()
+            elif idle:
+                self.drift.caught_up()  # a reader that cannot tell: the source is idle
 
     def _flush(self, entries: Sequence[Entry]) -> None:
         handoff = self._handoff
@@ -577,6 +583,10 @@ class Instance:
         """The binlog reader's schema history at ``start`` (``ensure_history`` made sure
         there is one before the reader starts)."""
         return self.schema.history_at(start)
+
+    def _read_up_to(self) -> EntryPosition | None:
+        latest = self.memory_positions.get_latest(self.destination)
+        return latest.position if latest is not None else None
 
     def _acked_position(self) -> EntryPosition | None:
         cursor = self.meta.get_cursor(mq_client(self.destination)) if self.meta.running else None

@@ -76,6 +76,11 @@ class SchemaRecorder:
             self._loaded = True
         return self._history
 
+    def kept(self) -> StoredHistory | None:
+        """The history as this recorder last loaded or wrote it (no store access: for
+        metrics); None before it was loaded."""
+        return self._history
+
     def schemas_at(self, start: EntryPosition) -> Schemas | None:
         """The definitions in force at ``start``; None when there is no history yet.
 

@@ -16,6 +16,7 @@ from bridge.admin import (
     HaRoles,
     Probes,
     ReadinessLog,
+    SchemaUsage,
     SnapshotUsage,
 )
 from bridge.admin.metrics import BridgeCollector
@@ -279,5 +280,34 @@ def test_collector_exports_the_snapshot_progress_of_destinations_that_have_one()
     document = orjson.loads(status_document([with_snapshot, without], []))
     assert [d["snapshot"] for d in document["destinations"]] == [
         {"rows": 4200, "tables_done": 1, "tables_total": 3},
+        None,
+    ]
+
+
+def test_collector_exports_the_schema_history_of_destinations_that_have_one() -> None:
+    usage = SchemaUsage(tables=12, records=3, ddl_recorded=5, mismatches=0, drifted=1)
+    with_history = replace(RUNNING, destination="a", schema=usage)
+    without = replace(RUNNING, destination="b")
+    families = {f.name: f for f in BridgeCollector(FakeObserved(with_history, without)).collect()}
+    exported = {
+        name: [(s.labels, s.value) for s in families[f"canal_bridge_{name}"].samples]
+        for name in (
+            "schema_history_tables",
+            "schema_history_records",
+            "schema_drift_tables",
+            "schema_ddl_recorded",
+            "schema_mismatches",
+        )
+    }
+    assert exported == {
+        "schema_history_tables": [({"destination": "a"}, 12)],
+        "schema_history_records": [({"destination": "a"}, 3)],
+        "schema_drift_tables": [({"destination": "a"}, 1)],
+        "schema_ddl_recorded": [({"destination": "a"}, 5)],
+        "schema_mismatches": [({"destination": "a"}, 0)],
+    }
+    document = orjson.loads(status_document([with_history, without], []))
+    assert [d["schema_history"] for d in document["destinations"]] == [
+        {"tables": 12, "records": 3, "ddl_recorded": 5, "mismatches": 0, "drifted": 1},
         None,
     ]
