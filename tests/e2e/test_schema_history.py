@@ -377,3 +377,42 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         check=False,
     )
+
+
+def test_a_kill_9_between_each_ddl_and_its_rows_loses_no_name(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    nameless_binlog: None,
+) -> None:
+    """The running bridge reads a DDL, keeps it in its history, and is killed before the rows
+    written after it; restarted, it reads them with the definition the DDL made."""
+    topic = f"schema-kill-{scratch_schema}"
+    create_topic(kafka_bootstrap, topic, 1)
+    writer = Writer(mysql, scratch_schema)
+    writer.run("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT, c VARCHAR(10))")
+    config = _config(tmp_path, mysql, kafka_bootstrap, scratch_schema, topic)
+    log = tmp_path / "meta" / _name(config) / "schema.log"
+    steps = [
+        ("ALTER TABLE t DROP COLUMN a", {"b": "{n}", "c": "c{n}"}),
+        ("ALTER TABLE t ADD COLUMN d VARCHAR(10) AFTER id", {"d": "d{n}", "b": "{n}", "c": "c{n}"}),
+        ("ALTER TABLE t RENAME COLUMN b TO bb", {"d": "d{n}", "bb": "{n}", "c": "c{n}"}),
+        ("ALTER TABLE t MODIFY c VARCHAR(20) FIRST", {"c": "c{n}", "d": "d{n}", "bb": "{n}"}),
+    ]
+    bridge = _start(config)
+    try:
+        writer.insert("t", 2, a="a{n}", b="{n}", c="c{n}")
+        for ddl, columns in steps:
+            writer.run(ddl)
+            deadline = time.monotonic() + 30
+            while not (log.exists() and ddl in log.read_text()):
+                assert time.monotonic() < deadline, f"{ddl!r} not recorded: {bridge.output()}"
+                time.sleep(0.05)
+            bridge.kill()
+            writer.insert("t", 2, **columns)
+            bridge = _start(config)
+        delivered = _wait_for(kafka_bootstrap, topic, set(writer.written), bridge)
+    finally:
+        bridge.kill()
+    _assert_as_written(delivered, writer)
