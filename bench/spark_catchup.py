@@ -305,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep:
         from confluent_kafka.admin import AdminClient
 
-        AdminClient({"bootstrap.servers": bootstrap}).delete_topics([topic])[topic].result(30)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.delete_topics([topic])[topic].result(30)
         subprocess.run(["rm", "-rf", str(workdir)], check=False)
     return 0 if code == 0 else 1
 

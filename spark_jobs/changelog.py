@@ -29,7 +29,6 @@ if __name__ == "__main__" and not __package__:  # `spark-submit spark_jobs/chang
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,8 +38,13 @@ from pyspark.sql import functions as sf
 from pyspark.sql.streaming.query import StreamingQuery
 
 from spark_jobs.decode import changes, parse_messages
-from spark_jobs.session import build_session
-from spark_jobs.stream import StreamOptions, add_stream_arguments, run_query, stream_options
+from spark_jobs.stream import (
+    StreamOptions,
+    add_stream_arguments,
+    configure_logging,
+    run_job,
+    stream_options,
+)
 
 PARTITION_COLUMNS = ("database", "table", "date")
 
@@ -83,14 +87,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging()
     args = parse_args(argv)
     job = ChangelogJob(stream=stream_options(args), output=args.output)
-    spark = build_session("canal-bridge-changelog", driver_memory=args.driver_memory)
-    try:
-        return run_query(job.start(spark))
-    finally:
-        spark.stop()
+    return run_job("canal-bridge-changelog", args.driver_memory, job.start)
 
 
 if __name__ == "__main__":

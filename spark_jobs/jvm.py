@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 from pyspark import SparkContext
@@ -45,7 +46,7 @@ def jvm_exit_code() -> Callable[[], int | None]:
 def died_line(code: int) -> str:
     cause = {
         SPARK_OOM_EXIT: "out of memory",
-        -9: "killed, SIGKILL (the kernel's OOM killer?)",
+        -9: "killed by SIGKILL, e.g. by the kernel's OOM killer",
     }.get(code, f"exit code {code}")
     return (
         f"the Spark JVM died ({cause}): stopping; the batch in flight is redone at the next "
@@ -55,8 +56,9 @@ def died_line(code: int) -> str:
 
 
 class JvmWatch:
-    """A daemon thread ending the process (``os._exit``) when the JVM dies; ``stop()`` before
-    stopping Spark on purpose."""
+    """A daemon thread ending the process (``os._exit``) when the JVM dies; ``check()`` does
+    the same at once (a Py4J call that failed may mean the JVM is gone). ``stop()`` ends the
+    thread."""
 
     def __init__(self, exit_code: Callable[[], int | None] | None = None) -> None:
         self._exit_code = exit_code or jvm_exit_code()
@@ -69,11 +71,28 @@ class JvmWatch:
 
     def stop(self) -> None:
         self._stopped.set()
-        self._thread.join(5)
+        if self._thread.is_alive():
+            self._thread.join(5)
+
+    def check(self, grace_s: float = 2.0) -> None:
+        """Ends the process when the JVM is gone or goes within ``grace_s`` (its socket can
+        close a moment before the process is reaped); returns when it lives on."""
+        deadline = time.monotonic() + grace_s
+        while True:
+            code = self._exit_code()
+            if code is not None:
+                _die(code)
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.1)
 
     def _watch(self) -> None:
         while not self._stopped.wait(1.0):
             code = self._exit_code()
             if code is not None and not self._stopped.is_set():
-                print(died_line(code), file=sys.stderr, flush=True)
-                os._exit(EXIT_JVM_DIED)
+                _die(code)
+
+
+def _die(code: int) -> None:
+    print(died_line(code), file=sys.stderr, flush=True)
+    os._exit(EXIT_JVM_DIED)

@@ -54,8 +54,13 @@ from spark_jobs.budget import MIN_SLICE_RECORDS, BatchTooLarge, out_of_memory
 from spark_jobs.ddl import AddColumn, DropColumn, OtherClause, parse_alter
 from spark_jobs.decode import ORDER_COLUMNS, change_order, changes, parse_messages
 from spark_jobs.mirror_table import MirrorTable, Order, quote, typed_frame
-from spark_jobs.session import build_session
-from spark_jobs.stream import StreamOptions, add_stream_arguments, run_query, stream_options
+from spark_jobs.stream import (
+    StreamOptions,
+    add_stream_arguments,
+    configure_logging,
+    run_job,
+    stream_options,
+)
 
 log = logging.getLogger("spark_jobs.mirror")
 
@@ -519,38 +524,37 @@ def _ddl_events(messages: DataFrame) -> list[DdlEvent]:
 
 def _column_info(messages: DataFrame) -> dict[tuple[str, str], ColumnInfo]:
     """Per table: its columns in table order with their latest declared type, when each was
-    last seen, and the latest primary key — from the row messages of the batch."""
-    order = _message_order()
-    rows = (
+    last seen, and the latest primary key — from the row messages of the batch.
+
+    One aggregation to the batch's distinct message shapes (columns, types, key: a handful per
+    table), the rest in Python."""
+    shapes = (
         messages.where(~sf.col("is_ddl") & sf.col("data").isNotNull() & (sf.size("data") > 0))
-        .select(
+        .groupBy(
             "database",
             "table",
             "pk_names",
-            "mysql_types",
-            order.alias("order"),
-            sf.posexplode(sf.map_keys(sf.col("data")[0])).alias("pos", "column"),
+            sf.map_keys(sf.col("data")[0]).alias("columns"),
+            sf.map_entries("mysql_types").alias("types"),
         )
-        .groupBy("database", "table", "column")
-        .agg(
-            sf.max_by("pos", "order").alias("pos"),
-            sf.max_by(sf.col("mysql_types")[sf.col("column")], "order").alias("mysql_type"),
-            sf.max_by("pk_names", "order").alias("pk_names"),
-            sf.max("order").alias("last_seen"),
-        )
+        .agg(sf.max(_message_order()).alias("last_seen"))
         .collect()
     )
+    newest: dict[tuple[str, str], dict[str, tuple[int, str, Order]]] = {}
     result: dict[tuple[str, str], ColumnInfo] = {}
-    newest: dict[tuple[str, str], Order] = {}
-    for row in sorted(rows, key=lambda r: (r["database"], r["table"], r["pos"])):
-        key = (row["database"], row["table"])
-        info = result.setdefault(key, ColumnInfo())
-        seen = tuple(row["last_seen"])
-        info.columns.append((row["column"], row["mysql_type"] or ""))
-        info.last_seen[row["column"]] = seen
-        if key not in newest or seen > newest[key]:
-            newest[key] = seen
-            info.primary_key = list(row["pk_names"] or [])
+    for shape in sorted(shapes, key=lambda r: tuple(r["last_seen"])):
+        key = (shape["database"], shape["table"])
+        seen = tuple(shape["last_seen"])
+        types = {e["key"]: e["value"] for e in shape["types"] or ()}
+        columns = newest.setdefault(key, {})
+        for position, column in enumerate(shape["columns"]):
+            columns[column] = (position, types.get(column) or "", seen)
+        result.setdefault(key, ColumnInfo()).primary_key = list(shape["pk_names"] or [])
+    for key, columns in newest.items():
+        info = result[key]
+        for column, (_, mysql_type, seen) in sorted(columns.items(), key=lambda c: c[1][0]):
+            info.columns.append((column, mysql_type))
+            info.last_seen[column] = seen
     return result
 
 
@@ -619,18 +623,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging()
     args = parse_args(argv)
     job = MirrorJob(
         stream=stream_options(args),
         mirror=args.mirror,
         tombstone_retention_ms=int(args.tombstone_retention_hours * 3_600_000),
     )
-    spark = build_session("canal-bridge-mirror", driver_memory=args.driver_memory)
-    try:
-        return run_query(job.start(spark))
-    finally:
-        spark.stop()
+    return run_job("canal-bridge-mirror", args.driver_memory, job.start)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ Each job parses ``StreamOptions`` from its command line (``add_stream_arguments`
 streaming query on ``decode.read_kafka`` and hands it to ``run_query``, which waits for it
 and stops it cleanly on SIGTERM/SIGINT (a Kubernetes pod being deleted, Ctrl-C): the running
 micro-batch finishes or is abandoned before its commit, so the next start redoes it from the
-checkpoint. While it waits it logs each batch's progress (``progress.ProgressLog``) and ends
-the process at once when the JVM dies (``jvm.JvmWatch``).
+checkpoint. While it waits it logs each batch's progress (``progress.ProgressLog``);
+``run_job`` around it ends the process at once when the JVM dies (``jvm.JvmWatch``).
 
 Every micro-batch is capped: ``--max-offsets-per-trigger`` when given, else the default
 ``budget.default_max_offsets`` takes from the heap the batch runs in, so that what a batch
@@ -19,6 +19,7 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 
@@ -30,6 +31,7 @@ from spark_jobs.budget import default_max_offsets, failure_line, parse_size, tas
 from spark_jobs.decode import read_kafka
 from spark_jobs.jvm import JvmWatch
 from spark_jobs.progress import ProgressLog
+from spark_jobs.session import build_session
 
 log = logging.getLogger(__name__)
 
@@ -155,12 +157,37 @@ def stream_options(args: argparse.Namespace) -> StreamOptions:
     )
 
 
+def configure_logging() -> None:
+    """INFO for the jobs' own lines, WARNING for the rest: Py4J logs a traceback at INFO, on
+    the root logger, for every call that fails when the JVM is gone."""
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    logging.getLogger("spark_jobs").setLevel(logging.INFO)
+
+
+def run_job(
+    app_name: str, driver_memory: str | None, start: Callable[[SparkSession], StreamingQuery]
+) -> int:
+    """A job's main: build the session, start the query, ``run_query`` it, stop Spark. A JVM
+    that dies on the way ends the process at once (``jvm.EXIT_JVM_DIED``, one line)."""
+    spark = build_session(app_name, driver_memory=driver_memory)
+    watch = JvmWatch().start()
+    try:
+        return run_query(start(spark))
+    except Exception:
+        watch.check()
+        raise
+    finally:
+        watch.stop()
+        spark.stop()
+
+
 def run_query(query: StreamingQuery) -> int:
     """Wait for ``query``, logging each batch; SIGTERM/SIGINT stop it. Returns 0, or 1 when
-    it failed; a JVM that dies meanwhile ends the process (``jvm.EXIT_JVM_DIED``)."""
+    it failed."""
     stopping = threading.Event()
     progress = ProgressLog()
-    watch = JvmWatch().start()
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
         log.info("received %s: stopping the query", signal.Signals(signum).name)
@@ -175,7 +202,6 @@ def run_query(query: StreamingQuery) -> int:
             query.stop()
         progress.update(query)
     finally:
-        watch.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     failure = query.exception()
