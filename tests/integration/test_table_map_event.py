@@ -38,6 +38,7 @@ from bridge.parse.codes import MysqlType as T
 from bridge.parse.table_map import build_table_meta
 from bridge.parse.table_map_event import ColumnDef, TableMapDef, decode_table_map
 from bridge.parse.table_meta import TableMeta
+from bridge.schema.definitions import ColumnDefinition, TableDefinition
 
 pytestmark = [pytest.mark.services]
 
@@ -738,12 +739,15 @@ def test_minimal_metadata_has_no_names(capture: Capture) -> None:
     library = minimal.library(events[0])
     assert {c.name for c in library.columns} == {None}
     assert not any(c.unsigned for c in library.columns)  # the library drops SIGNEDNESS
-    live = [
-        (c["name"], c["column_type"], c["column_key"] == "PRI")
-        for c in capture.tables["numbers"].columns
-    ]
+    columns = capture.tables["numbers"].columns
+    definition = TableDefinition(
+        numbers.schema,
+        numbers.table,
+        tuple(ColumnDefinition(c["name"], c["column_type"]) for c in columns),
+        tuple(c["name"] for c in columns if c["column_key"] == "PRI"),
+    )
     meta = build_table_meta(
-        numbers.schema, numbers.table, numbers.columns, numbers.null_bitmask, live
+        numbers.schema, numbers.table, numbers.columns, numbers.null_bitmask, definition
     )
     assert [c.name for c in meta.columns] == [c["name"] for c in capture.tables["numbers"].columns]
     assert [c.unsigned for c in meta.columns] == [c.unsigned for c in full]
