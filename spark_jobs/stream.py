@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
@@ -196,7 +197,10 @@ def run_query(query: StreamingQuery) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         while query.isActive and not stopping.is_set():
-            query.awaitTermination(1)
+            try:
+                query.awaitTermination(1)
+            except StreamingQueryException:
+                break  # reported below, in one line
             progress.update(query)
         if stopping.is_set():
             query.stop()
