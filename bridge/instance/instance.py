@@ -318,7 +318,10 @@ class Instance:
         if purged:
             self._replan_after_purge()
         if self._parser_factory is None:  # a reader made by a factory brings its own
-            ensure_history(self.schema, self.config, facts, start)
+            jumped = known is not None and (
+                known.identity != self.identity or start.sort_key() > known.position.sort_key()
+            )
+            ensure_history(self.schema, self.config, facts, start, jumped=jumped)
         if known is None or purged:
             # Record the first start as the cursor so a crash before the first ack resumes
             # here rather than at a later "current end".

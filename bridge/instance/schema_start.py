@@ -41,14 +41,24 @@ SYSTEM_SCHEMAS = frozenset({"mysql", "information_schema", "performance_schema",
 
 
 def ensure_history(
-    recorder: SchemaRecorder, config: DestinationConfig, facts: SourceFacts, start: EntryPosition
+    recorder: SchemaRecorder,
+    config: DestinationConfig,
+    facts: SourceFacts,
+    start: EntryPosition,
+    *,
+    jumped: bool = False,
 ) -> None:
     """Make sure ``recorder`` can give the definitions at ``start``; raise the error that
-    says why not (``SchemaHistoryGap``, ``SchemaHistoryDamaged``) otherwise."""
+    says why not (``SchemaHistoryGap``, ``SchemaHistoryDamaged``) otherwise. ``jumped``: the
+    start is not where the destination stopped reading (a purged binlog skipped, another
+    source after a fail-over): the DDL in between never reached the history, which begins
+    anew there."""
     recover = config.schema_history.recover == "live"
     why = "no schema history yet"
     try:
-        if recorder.schemas_at(start) is not None:
+        if jumped:
+            why = "the start skips binlog the history never read"
+        elif recorder.schemas_at(start) is not None:
             return
     except HistoryNotCovering as exc:
         why = str(exc)
@@ -123,6 +133,9 @@ def _left_out(
     (removed from ``schemas`` here) or changed after it (returned: uncertain)."""
     if start.journal_name and start.sort_key() >= end.sort_key():
         return set()
+    log.info(
+        "reading the binlog from %s to %s for DDL on the captured tables", _at(start), _at(end)
+    )
     uncertain: set[tuple[str, str]] = set()
     seen: set[tuple[str, str]] = set()
     for statement in _until(ddl_statements(source, facts, start), end):
