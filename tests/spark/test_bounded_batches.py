@@ -156,6 +156,37 @@ def test_a_batch_out_of_memory_is_retried_in_slices(
     assert mirrored(spark, mirror) == expected_table()
 
 
+def test_a_batch_that_never_fits_stops_the_job_with_one_line(
+    spark: SparkSession,
+    backlog: Backlog,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every MERGE runs out of memory: the batch is tried whole and in 2 slices; 4 would hold
+    fewer than the smallest slice (4,000 records here), so the query stops, and the job's
+    failure is one line naming the setting to change. Nothing reaches the mirror."""
+    from spark_jobs import mirror_table
+
+    def out_of_memory(self: mirror_table.MirrorTable, latest: object) -> None:
+        raise RuntimeError("java.lang.OutOfMemoryError: Java heap space")
+
+    monkeypatch.setattr(mirror_table.MirrorTable, "merge", out_of_memory)
+    monkeypatch.setattr("spark_jobs.mirror.MIN_SLICE_RECORDS", 4_000)
+    mirror = tmp_path / "mirror"
+    options = backlog.options(tmp_path / "cp", max_offsets_per_trigger=BACKLOG)
+    with caplog.at_level(logging.WARNING, logger="spark_jobs"):
+        assert run_query(MirrorJob(options, str(mirror)).start(spark)) == 1
+    assert "retrying it in 2 slices" in caplog.text
+    failed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("query failed")]
+    assert failed == [
+        f"query failed: batch 0 ({BACKLOG} records) runs out of memory even in 2 slices of "
+        f"about {BACKLOG // 2} records: give the job more heap (--driver-memory, or "
+        "spark.executor.memory on a cluster)"
+    ]
+    assert not (mirror / BATCH_LOG).exists()
+
+
 def _mirror_command(topic: str, tmp_path: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
