@@ -76,8 +76,9 @@ class BatchTooLarge(Exception):
         )
 
 
-def failure_line(text: str) -> str:
-    """One line saying why a query failed, from its error's (long) text."""
+def failure_line(text: str) -> str | None:
+    """One line saying why a query failed for memory, from its error's (long) text; None
+    when it failed for something else."""
     too_large = re.search(r"BatchTooLarge: (.+)", text)
     if too_large:
         return too_large.group(1).strip()
@@ -86,5 +87,4 @@ def failure_line(text: str) -> str:
             "a micro-batch ran out of memory: give the job more heap (--driver-memory, or "
             "spark.executor.memory on a cluster) or smaller batches (--max-offsets-per-trigger)"
         )
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "unknown error")
-    return first[:500]
+    return None

@@ -210,7 +210,7 @@ def run_query(query: StreamingQuery) -> int:
             signal.signal(sig, handler)
     failure = query.exception()
     if failure is not None:
-        log.debug("query failed: %s", failure)
-        log.error("query failed: %s", failure_line(str(failure)))
+        line = failure_line(str(failure))
+        log.error("query failed: %s", line or failure)
         return 1
     return 0
