@@ -35,6 +35,7 @@ from bridge.schema.definitions import Schemas, TableDefinition
 from bridge.schema.exceptions import UnreadableDdl
 from bridge.schema.recorder import HistoryNotCovering, SchemaRecorder
 from bridge.schema.store import HistoryStore, history_store
+from bridge.sink import TableFilter
 from bridge.status import stored_cursor
 
 OK, FAILED, USAGE = 0, 1, 2
@@ -170,6 +171,8 @@ def _later_change(
 def _recorder(config: BridgeConfig, destination: str) -> Iterator[SchemaRecorder]:
     if destination not in {d.name for d in config.destinations}:
         raise CommandError(f"no destination {destination!r} in the configuration", USAGE)
+    chosen = config.destination(destination).filter
+    selected = TableFilter(chosen.regex, chosen.black_regex)
     if config.meta.store == "zookeeper" and config.zookeeper is not None:
         from bridge.ha import ZkLayout, ZkSession
         from bridge.schema.zookeeper_store import ZooKeeperHistoryStore
@@ -179,14 +182,14 @@ def _recorder(config: BridgeConfig, destination: str) -> Iterator[SchemaRecorder
         session.start()
         try:
             path = f"{ZkLayout(zookeeper.root).destination(destination)}/schema"
-            yield SchemaRecorder(ZooKeeperHistoryStore(session.client, path))
+            yield SchemaRecorder(ZooKeeperHistoryStore(session.client, path), selected=selected)
         finally:
             session.stop()
         return
     store: HistoryStore | None = history_store(config, destination)
     if store is None:
         raise CommandError(f"destination {destination} keeps its history in memory only")
-    yield SchemaRecorder(store)
+    yield SchemaRecorder(store, selected=selected)
 
 
 def _position(text: str) -> EntryPosition:

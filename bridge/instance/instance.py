@@ -138,13 +138,10 @@ class Instance:
             )
         )
         field_filter = FieldFilter(config.filter.field, config.filter.black_field)
-        self.sink = EntrySink(
-            self.store,
-            TableFilter(config.filter.regex, config.filter.black_regex),
-            field_filter if field_filter else None,
-        )
+        tables = TableFilter(config.filter.regex, config.filter.black_regex)
+        self.sink = EntrySink(self.store, tables, field_filter if field_filter else None)
         self.schema = SchemaRecorder(
-            schema_store or MemoryHistoryStore(), acked=self._acked_position
+            schema_store or MemoryHistoryStore(), selected=tables, acked=self._acked_position
         )
         self.drift = DriftWatch(config, self.schema, self._read_up_to)
         self.memory_positions = MemoryLogPositionManager()

@@ -576,6 +576,7 @@ class EventConverter:
             table.null_bitmask,
             self._history.definition(table.schema, table.table),
             display_widths=prints_display_widths(self._format.server_version),
+            strict=self._history.selects(table.schema, table.table),
         )
         return _CachedTable(table, RowDecoder(meta, self._time_zone, self._values))
 

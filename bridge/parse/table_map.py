@@ -16,6 +16,7 @@ TABLE_MAP without names is refused.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from bridge.parse.codes import DATA_TYPE_CODES, MysqlType
@@ -146,6 +147,9 @@ _SAME_CODES: dict[int, int] = {
     MysqlType.NEWDATE: MysqlType.DATE,
     MysqlType.VAR_STRING: MysqlType.VARCHAR,
     MysqlType.DECIMAL: MysqlType.NEWDECIMAL,
+    # MariaDB's compressed columns (VARCHAR(n) COMPRESSED, TEXT COMPRESSED).
+    MysqlType.VARCHAR_COMPRESSED: MysqlType.VARCHAR,
+    MysqlType.BLOB_COMPRESSED: MysqlType.BLOB,
 }
 
 
@@ -200,11 +204,26 @@ def build_table_meta(
     definition: TableDefinition | None,
     *,
     display_widths: bool = True,
+    strict: bool = True,
 ) -> TableMeta:
     """``columns`` are the TABLE_MAP's columns (``bridge.parse.table_map_event.ColumnDef``:
     mysql-replication's ``Column`` attributes, ENUM labels without a placeholder);
     ``definition`` the table at the event's position, or None if unknown; ``display_widths``
-    as ``declared_type`` takes it, for types derived from the binlog."""
+    as ``declared_type`` takes it, for types derived from the binlog. ``strict=False``, for a
+    table the destination does not select (its rows are dropped by the sink): what does not
+    fit is decoded from the binlog alone, columns without names named by position (``@1``)."""
+    if not strict:
+        try:
+            return build_table_meta(
+                schema, table, columns, null_bitmask, definition, display_widths=display_widths
+            )
+        except SchemaMismatch:
+            by_position = [
+                c if c.name else replace(c, name=f"@{i + 1}") for i, c in enumerate(columns)
+            ]
+            return build_table_meta(
+                schema, table, by_position, null_bitmask, None, display_widths=display_widths
+            )
     named = bool(columns) and all(c.name for c in columns)
     if definition is None:
         if not named:

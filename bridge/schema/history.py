@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from bridge.schema.apply import Applied, apply_ddl
 from bridge.schema.definitions import Schemas, TableDefinition
@@ -24,6 +25,13 @@ from bridge.schema.exceptions import UnreadableDdl
 log = logging.getLogger(__name__)
 
 Fetch = Callable[[str, str], TableDefinition | None]
+
+
+class Selection(Protocol):
+    """Which tables the destination selects (``bridge.sink.TableFilter``, which pickles to
+    the binlog reader's process)."""
+
+    def accepts(self, schema: str, table: str) -> bool: ...
 
 
 class SchemaHistory:
@@ -35,16 +43,23 @@ class SchemaHistory:
         schemas: Schemas,
         fetch: Fetch | None = None,
         overrides: Mapping[str, tuple[TableDefinition, ...]] | None = None,
+        selected: Selection | None = None,
     ) -> None:
         """``schemas``: the definitions at the start position (owned from here on: applied
         to in place). ``fetch``: reads a table the history does not hold from the live
         source, once; only for tools that read a stretch of binlog without a stored history
         (``BinlogParser`` without definitions), where the live table is the best there is.
         ``overrides``: by ``file:offset``, the definitions ``canal-bridge schema reload``
-        read for the DDL statement there, which then replace the statement's effect."""
+        read for the DDL statement there, which then replace the statement's effect.
+        ``selected``: the destination's tables (None: every table); a table it does not
+        select never stops the reader, whose rows the sink drops anyway."""
         self._schemas = schemas
         self._fetch = fetch
         self._overrides = dict(overrides or {})
+        self._selected = selected
+
+    def selects(self, schema: str, table: str) -> bool:
+        return self._selected is None or self._selected.accepts(schema, table)
         self._fetched: set[tuple[str, str]] = set()
 
     @property
@@ -66,7 +81,7 @@ class SchemaHistory:
         """Apply one DDL statement read at ``position`` (``file:offset``, for messages).
 
         Raises ``UnreadableDdl`` (with the position and the fix) when the statement cannot
-        be read and names a table the history holds, or no table it could find."""
+        be read and names a selected table the history holds, or no table it could find."""
         reloaded = self._overrides.get(position)
         if reloaded is not None:
             for table in reloaded:
@@ -77,7 +92,11 @@ class SchemaHistory:
         try:
             applied = apply_ddl(self._schemas, sql, default_schema)
         except UnreadableDdl as exc:
-            held = [name for name in exc.tables if self._schemas.table(*name) is not None]
+            held = [
+                name
+                for name in exc.tables
+                if self._schemas.table(*name) is not None and self.selects(*name)
+            ]
             if held or not exc.tables:
                 named = ", ".join(f"{s}.{t}" for s, t in held) or "a table it does not name"
                 raise UnreadableDdl(

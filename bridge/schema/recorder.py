@@ -21,7 +21,7 @@ from bridge.entry import Entry
 from bridge.position import EntryPosition
 from bridge.schema.codec import DdlRecord, Mark
 from bridge.schema.definitions import Schemas, TableDefinition
-from bridge.schema.history import SchemaHistory
+from bridge.schema.history import SchemaHistory, Selection
 from bridge.schema.store import HistoryStore, StoredHistory
 
 log = logging.getLogger(__name__)
@@ -55,11 +55,14 @@ class SchemaRecorder:
         self,
         store: HistoryStore,
         *,
+        selected: Selection | None = None,
         acked: Callable[[], EntryPosition | None] = lambda: None,
         compact_after: int = COMPACT_AFTER,
     ) -> None:
-        """``acked``: the destination's acked cursor, up to which the log may be folded."""
+        """``selected``: the destination's tables (``SchemaHistory``: replayed as the reader
+        read); ``acked``: the destination's acked cursor, up to which the log may be folded."""
         self._store = store
+        self._selected = selected
         self._acked = acked
         self._compact_after = compact_after
         self._history: StoredHistory | None = None
@@ -100,7 +103,8 @@ class SchemaRecorder:
         for record in history.records:
             if record.table is not None and not before(record.mark, start):
                 overrides[str(record.mark)] = (*overrides.get(str(record.mark), ()), record.table)
-        return SchemaHistory(self.replay(history, start).schemas, overrides=overrides)
+        schemas = self.replay(history, start).schemas
+        return SchemaHistory(schemas, overrides=overrides, selected=self._selected)
 
     def _history_for(self, start: EntryPosition) -> StoredHistory | None:
         """The stored history, without the statements at or after ``start`` (read again from
@@ -123,7 +127,7 @@ class SchemaRecorder:
         """The base with the records before ``until`` applied (all without it), as the
         reader applied them: a reloaded definition at or before ``until`` replaces the
         table, and the statement at its position gives way to it."""
-        replayed = SchemaHistory(history.schemas.copy())
+        replayed = SchemaHistory(history.schemas.copy(), selected=self._selected)
         schemas = replayed.schemas
         reloaded = {r.mark for r in history.records if r.table is not None}
         for record in history.records:

@@ -64,6 +64,11 @@ class TableFilter:
     def __repr__(self) -> str:
         return f"TableFilter(regex={self.regex!r}, black_regex={self.black_regex!r})"
 
+    def __reduce__(self) -> tuple[type[TableFilter], tuple[str, str]]:
+        """Pickled as its patterns (the binlog reader's process gets one: its schema history
+        follows only the tables the destination selects)."""
+        return TableFilter, (self.regex, self.black_regex)
+
 
 # canal's isWildCard characters: a table name holding none of them is a plain name.
 _REGEX_CHARS = frozenset("*?+|(){}[]\\$^")

@@ -86,3 +86,22 @@ def test_names_in_the_binlog_must_be_the_historys() -> None:
     )
     meta = build_table_meta("shop", "t", named, NULLABLE, renamed)
     assert [c.name for c in meta.columns] == ["id", "title", "size"]
+
+
+def test_a_table_the_destination_does_not_select_never_stops_the_reader() -> None:
+    """Its rows are dropped by the sink: what does not fit is decoded from the binlog alone,
+    unnamed columns by position."""
+    meta = build_table_meta("other", "x", _minimal(), NULLABLE, None, strict=False)
+    assert [c.name for c in meta.columns] == ["@1", "@2", "@3"]
+    mismatched = build_table_meta("shop", "t", _minimal()[:2], NULLABLE, HISTORY, strict=False)
+    assert [c.name for c in mismatched.columns] == ["@1", "@2"]
+
+
+def test_mariadbs_compressed_columns_fit_their_declared_types() -> None:
+    compressed = [
+        ColumnDef(T.LONG),
+        ColumnDef(T.VARCHAR_COMPRESSED, max_length=80, charset_id=255),
+        ColumnDef(T.ENUM, size=1, charset_id=255),
+    ]
+    meta = build_table_meta("shop", "t", compressed, NULLABLE, HISTORY)
+    assert [c.name for c in meta.columns] == ["id", "label", "size"]

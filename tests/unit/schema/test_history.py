@@ -3,6 +3,8 @@ definition reloaded for that statement's position replaces it, also after a rest
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange
@@ -14,6 +16,7 @@ from bridge.schema.exceptions import UnreadableDdl
 from bridge.schema.history import SchemaHistory
 from bridge.schema.recorder import SchemaRecorder
 from bridge.schema.store import MemoryHistoryStore
+from bridge.sink import TableFilter
 
 UNREADABLE = "ALTER TABLE {} CONVERT PARTITION p0 TO TABLE spare"
 JOURNAL = "binlog.000002"
@@ -79,3 +82,16 @@ def test_a_reload_reaches_the_reader_and_a_later_replay() -> None:
     recorder.record(_ddl_entry(900, UNREADABLE.format("t")))
     later = recorder.schemas_at(EntryPosition(JOURNAL, 1000))
     assert later is not None and [c.name for c in later.tables[("shop", "t")].columns] == ["id"]
+
+
+def test_an_unreadable_ddl_on_a_held_table_the_filter_does_not_select_costs_nothing() -> None:
+    history = SchemaHistory(_schemas(), selected=TableFilter(r"shop\.orders"))
+    applied = history.apply(UNREADABLE.format("t"), "shop", f"{JOURNAL}:900")
+    assert applied.unknown == (("shop", "t"),)
+
+
+def test_the_selection_reaches_the_binlog_reader_process_whole() -> None:
+    revived = pickle.loads(
+        pickle.dumps(SchemaHistory(_schemas(), selected=TableFilter(r"shop\.o.*")))
+    )
+    assert revived.selects("SHOP", "orders") and not revived.selects("shop", "t")
