@@ -341,6 +341,34 @@ class DestinationConfig(_Model):
     # child while the process has no more destinations than cores (bridge.runner).
     parser_process: bool | Literal["auto"] = "auto"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _explicit_start_streams(cls, data: Any) -> Any:
+        """A ``start`` position means "stream from there": ``snapshot.mode`` left out then
+        defaults to ``never`` (a snapshot too would deliver every row that existed at the
+        start twice: once read, once streamed)."""
+        if not isinstance(data, dict) or not _names_a_start(data.get("start")):
+            return data
+        snapshot = data.get("snapshot")
+        if snapshot is None:
+            snapshot = {}
+        if isinstance(snapshot, dict) and "mode" not in snapshot:
+            return {**data, "snapshot": {**snapshot, "mode": "never"}}
+        return data
+
+    @model_validator(mode="after")
+    def _start_or_snapshot(self) -> DestinationConfig:
+        start = self.start
+        named = (start.journal_name, start.timestamp, start.gtid)
+        if any(v is not None for v in named) and self.snapshot.mode != "never":
+            raise ValueError(
+                f"snapshot.mode {self.snapshot.mode} with an explicit start: every row that "
+                "existed at the start would arrive twice (snapshotted and streamed); remove "
+                "start to snapshot and then stream from the end, or set snapshot.mode: never "
+                "to stream from start"
+            )
+        return self
+
     @model_validator(mode="after")
     def _transaction_fits_the_store(self) -> DestinationConfig:
         # The transaction buffer flushes up to transaction_size entries in one put.
@@ -383,3 +411,12 @@ class BridgeConfig(_Model):
             if destination.name == name:
                 return destination
         raise KeyError(name)
+
+
+def _names_a_start(start: Any) -> bool:
+    """Whether a destination's raw ``start`` section names a position."""
+    if isinstance(start, StartConfig):
+        start = start.model_dump()
+    if not isinstance(start, dict):
+        return False
+    return any(start.get(k) is not None for k in ("journal_name", "position", "timestamp", "gtid"))

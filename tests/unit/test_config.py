@@ -326,6 +326,31 @@ def test_valid_variants_pass() -> None:
     assert dest.timestamp_time_zone == "+08:00"
 
 
+@pytest.mark.parametrize(
+    "start",
+    [
+        {"journal_name": "mysql-bin.000003", "position": 4},
+        {"timestamp": 1_700_000_000_000},
+        {"gtid": "0-1-42"},
+    ],
+    ids=["position", "timestamp", "gtid"],
+)
+def test_an_explicit_start_streams_from_there_without_a_snapshot(start: dict[str, object]) -> None:
+    dest = parse_config(with_("destinations.0.start", start), environ={}).destinations[0]
+    assert dest.snapshot.mode == "never"
+    assert parse_config(base(), environ={}).destinations[0].snapshot.mode == "initial"
+
+
+@pytest.mark.parametrize("mode", ["initial", "initial_only"])
+def test_an_explicit_start_with_a_snapshot_is_refused_in_one_line(mode: str) -> None:
+    data = with_("destinations.0.start", {"journal_name": "mysql-bin.000003", "position": 4})
+    data = with_("destinations.0.snapshot", {"mode": mode, "chunk_size": 100}, data)
+    problems = problems_of(data)
+    assert len(problems) == 1, problems
+    assert f"snapshot.mode {mode} with an explicit start" in problems[0]
+    assert "set snapshot.mode: never" in problems[0]
+
+
 def test_duplicate_names_and_slave_ids_across_destinations() -> None:
     data = base()
     data["destinations"].append(copy.deepcopy(data["destinations"][0]))
