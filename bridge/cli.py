@@ -19,6 +19,27 @@ app = typer.Typer(
     help="MySQL/MariaDB binlog change-data-capture to Kafka with canal's semantics.",
 )
 
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from bridge import __version__
+
+        typer.echo(f"canal-bridge {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """MySQL/MariaDB binlog change-data-capture to Kafka with canal's semantics."""
+
+
 ConfigOption = Annotated[
     Path, typer.Option("--config", "-c", help="destinations.yaml", exists=False, dir_okay=False)
 ]
