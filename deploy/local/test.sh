@@ -26,6 +26,8 @@ py=$VENV_DIR/bin
 log "lint: ruff"
 "$py/ruff" check .
 "$py/ruff" format --check .
+log "lint: import contracts (pyproject.toml [tool.importlinter])"
+"$py/lint-imports"
 log "lint: commit messages"
 "$py/python" deploy/local/check_commits.py
 log "types: mypy (strict on bridge/ and spark_jobs/)"
