@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs what canal-bridge needs on a Debian machine, idempotently:
-#   system packages (MariaDB server and client, Java 17+, Maven, Python venv support, buildah),
-#   the Kafka broker + ZooKeeper jars from Maven Central (into var/cache/kafka-libs),
-#   a Debian sid root file system with MySQL 9.x (debootstrap, into var/cache/sid-rootfs),
-#   the project's virtualenv (var/venv) with the spark, test and dev extras, and in it the
-#   compiled hot path (native/, Rust + PyO3) when cargo is on the machine, and promtool (the
-#   alerting rules' checker, built with Go into var/cache/go/bin) when Go is.
-# Usage: deploy/local/install.sh [system|kafka|mysql|python|native|promtool]...   (default: all six)
+# Installs what canal-bridge needs on a Debian machine, idempotently, by purpose:
+#   run   what running the bridge needs (deploy/local/quickstart.sh): MariaDB, Java and Maven
+#         (the Kafka broker's jars from Maven Central, into var/cache/kafka-libs), the project's
+#         virtualenv (var/venv) with the runtime dependencies, and in it the compiled hot path
+#         (native/, Rust + PyO3) when cargo is on the machine;
+#   test  everything (deploy/local/test.sh, the default): the above, plus a Debian sid root
+#         file system with MySQL 9.x (debootstrap, into var/cache/sid-rootfs), buildah (the
+#         container image), the virtualenv's spark, test and dev extras, and promtool (the
+#         alerting rules' checker, built with Go into var/cache/go/bin) when Go is.
+# Usage: deploy/local/install.sh [run|test]
+#        deploy/local/install.sh [system|tools|kafka|mysql|python|python-run|native|promtool]...
 source "$(dirname "$0")/lib.sh"
 
 install_system() {
@@ -16,13 +19,19 @@ install_system() {
   command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
   command -v mvn >/dev/null || missing+=(maven)
   python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
-  command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
-  command -v buildah >/dev/null || missing+=(buildah)  # the container image (deploy/docker)
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
   local java_major
   java_major=$(java -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.specification.version = //p')
   [ "${java_major%%.*}" -ge 17 ] 2>/dev/null \
     || die "Java 17 or newer is required (found '${java_major:-none}'): apt-get install openjdk-17-jre-headless"
+}
+
+# What testing needs besides: debootstrap (the MySQL root file system) and buildah (the image).
+install_tools() {
+  local missing=()
+  command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+  command -v buildah >/dev/null || missing+=(buildah)  # the container image (deploy/docker)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
 install_kafka() {
@@ -45,6 +54,7 @@ install_mysql() {
   local stamp=$SID_ROOTFS/.canal-bridge-packages
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$SID_PACKAGES" ]; then return; fi
   [ "$(id -u)" -eq 0 ] || die "building the MySQL root file system needs root (debootstrap, chroot): rerun as root"
+  install_tools
   log "building a Debian sid root file system with MySQL into $SID_ROOTFS (debootstrap, about a minute)"
   local tmp=$SID_ROOTFS.partial
   rm -rf "$tmp" "$SID_ROOTFS"
@@ -57,19 +67,32 @@ install_mysql() {
   mv "$tmp" "$SID_ROOTFS"
 }
 
+# The virtualenv with the runtime dependencies only (extras ''), or also the spark, test and
+# dev extras. The stamp records which: a full virtualenv serves a run too.
 install_python() {
+  local extras=${1-spark,test,dev}
   local stamp=$VENV_DIR/.pyproject.sha256 sum lock=$REPO_ROOT/deploy/docker/requirements.lock
   sum=$(cat "$REPO_ROOT/pyproject.toml" "$lock" | sha256sum | cut -d' ' -f1)
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then return; fi
-  log "creating the virtualenv $VENV_DIR (pyspark is large: the first run takes a few minutes)"
+  if [ -f "$stamp" ]; then
+    local done_sum done_extras
+    read -r done_sum done_extras <"$stamp" || true
+    if [ "$done_sum" = "$sum" ] && { [ "${done_extras:-}" = "$extras" ] || [ -z "$extras" ]; }; then
+      return
+    fi
+  fi
+  if [ -n "$extras" ]; then
+    log "creating the virtualenv $VENV_DIR (pyspark is large: the first run takes a few minutes)"
+  else
+    log "creating the virtualenv $VENV_DIR (runtime dependencies)"
+  fi
   [ -x "$VENV_DIR/bin/python" ] || python3 -m venv "$VENV_DIR" \
     || die "python3 -m venv failed: apt-get install python3-venv"
   PIP_CACHE_DIR=$CACHE_DIR/pip "$VENV_DIR/bin/pip" install -q --upgrade pip >&2
   # The runtime dependencies at the versions the container image pins (the lock), so the venv
   # tested here is what the image runs, whatever PyPI has published since.
-  PIP_CACHE_DIR=$CACHE_DIR/pip "$VENV_DIR/bin/pip" install -q -c "$lock" -e "$REPO_ROOT[spark,test,dev]" >&2 \
+  PIP_CACHE_DIR=$CACHE_DIR/pip "$VENV_DIR/bin/pip" install -q -c "$lock" -e "$REPO_ROOT${extras:+[$extras]}" >&2 \
     || die "pip install of canal-bridge failed: see the output above"
-  echo "$sum" >"$stamp"
+  echo "$sum ${extras}" >"$stamp"
 }
 
 install_native() {
@@ -114,16 +137,20 @@ install_promtool() {
 main() {
   mkdir -p "$CACHE_DIR"
   local parts=("$@")
-  [ ${#parts[@]} -gt 0 ] || parts=(system kafka mysql python native promtool)
+  [ ${#parts[@]} -gt 0 ] || parts=(test)
   for part in "${parts[@]}"; do
     case $part in
+      run) main system kafka python-run native ;;
+      test) main system tools kafka mysql python native promtool ;;
       system) install_system ;;
+      tools) install_tools ;;
       kafka) install_kafka ;;
       mysql) install_mysql ;;
       python) install_python ;;
+      python-run) install_python "" ;;
       native) install_native ;;
       promtool) install_promtool ;;
-      *) die "unknown part '$part': use system, kafka, mysql, python, native or promtool" ;;
+      *) die "unknown part '$part': use run, test, or system, tools, kafka, mysql, python, python-run, native, promtool" ;;
     esac
   done
 }
