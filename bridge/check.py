@@ -32,11 +32,10 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
 from bridge.config import BridgeConfig, DestinationConfig, KafkaConfig
-from bridge.config.rules import DdlPolicy, NamePattern, OversizePolicy, split_rules
 from bridge.exceptions import BridgeError
 from bridge.mq.exceptions import BrokersRefused, MqError
 from bridge.mq.producer import LibrdkafkaLog, TopicInspector, connection_settings, masked
-from bridge.mq.routing import TopicPartitions
+from bridge.mq.routing import CanalTopicRouter, TopicPartitions
 from bridge.mq.transactional import transactional_id
 from bridge.parse.gtid import is_mariadb_gtid_set
 from bridge.parse.source import (
@@ -372,31 +371,16 @@ def topic_uses(destination: DestinationConfig) -> tuple[list[TopicUse], list[str
     (bare regex patterns of dynamic_topic, named after the tables they match)."""
     mq, name = destination.mq, destination.name
     counts = TopicPartitions(mq.partitions, mq.dynamic_topic_partitions)
-    dynamic = split_rules(mq.dynamic_topic)
-    static = _routed_name(mq.topic, dynamic)
+    router = CanalTopicRouter(mq.topic, mq.dynamic_topic)
+    static = router.default_topic
     uses = [TopicUse(name, static, counts.count_for(static), "mq.topic")]
-    unknown = []
-    for item in dynamic:
-        topic, sep, _ = item.partition(":")
-        if sep:
-            topic = _routed_name(topic.strip(), dynamic)
-            uses.append(TopicUse(name, topic, counts.count_for(topic), "mq.dynamic_topic"))
-        elif not NamePattern.compile(item, item).is_regex:
-            topic = _routed_name(item.lower(), dynamic)
-            uses.append(TopicUse(name, topic, counts.count_for(topic), "mq.dynamic_topic"))
-        else:
-            unknown.append(item)
-    ddl, oversize = DdlPolicy.parse(mq.ddl), OversizePolicy.parse(mq.oversize)
-    if ddl.mode == "topic":
-        uses.append(TopicUse(name, ddl.topic, None, "mq.ddl"))
-    if oversize.mode == "dead_letter":
-        uses.append(TopicUse(name, oversize.topic, None, "mq.oversize"))
+    known, unknown = router.rule_topics()
+    uses += [TopicUse(name, t, counts.count_for(t), "mq.dynamic_topic") for t in known]
+    if mq.ddl.mode == "topic":
+        uses.append(TopicUse(name, mq.ddl.topic, None, "mq.ddl"))
+    if mq.oversize.mode == "dead_letter":
+        uses.append(TopicUse(name, mq.oversize.topic, None, "mq.oversize"))
     return _unique(uses), unknown
-
-
-def _routed_name(topic: str, dynamic: list[str]) -> str:
-    """canal replaces '.' by '_' in every topic name once dynamic topics are configured."""
-    return topic.replace(".", "_") if dynamic else topic
 
 
 def _unique(uses: Iterable[TopicUse]) -> list[TopicUse]:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from dataclasses import dataclass
+from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import (
-    AfterValidator,
-)
+from pydantic import AfterValidator, GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 from bridge.config.rules import NamePattern, RuleSyntaxError
-
-T = TypeVar("T")
 
 ProducerValue = str | int | float | bool
 
@@ -83,17 +81,36 @@ def _compile(pattern: str, item: str) -> None:
         raise ValueError(str(exc)) from exc
 
 
-def rules(build: Callable[[str], object]) -> Callable[[str], str]:
-    """A validator that compiles a routing rule with ``build``, reporting its syntax errors."""
+@dataclass(frozen=True, slots=True)
+class CanalRule:
+    """Field metadata, ``Annotated[DdlPolicy, CanalRule(DdlPolicy.parse)]``: the field holds
+    the parsed rule, written in canal's syntax (a string, parsed once by ``parse``, whose
+    syntax errors become the field's problem) or given parsed; it serializes back to canal's
+    syntax (the rule types' ``str``)."""
 
-    def check(value: str) -> str:
-        try:
-            build(value)
-        except RuleSyntaxError as exc:
-            raise ValueError(str(exc)) from exc
-        return value
+    parse: Callable[[str], object]
 
-    return check
+    def __get_pydantic_core_schema__(
+        self, source: type[object], _handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        parse = self.parse
+
+        def validate(value: object) -> object:
+            if isinstance(value, source):
+                return value
+            if not isinstance(value, str):
+                raise ValueError("must be a string")
+            try:
+                return parse(value)
+            except RuleSyntaxError as exc:
+                raise ValueError(str(exc)) from exc
+
+        return core_schema.no_info_plain_validator_function(
+            validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                str, return_schema=core_schema.str_schema()
+            ),
+        )
 
 
 def time_zone_name(value: str | None) -> str | None:

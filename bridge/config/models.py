@@ -19,22 +19,22 @@ from bridge.config.fields import (
     NAME,
     SECRET_WORDS,
     Address,
+    CanalRule,
     ProducerValue,
     Topic,
     address_list,
     field_filter,
     regex_list,
-    rules,
     split_address,
     time_zone_name,
     topic_name,
 )
 from bridge.config.rules import (
     DdlPolicy,
+    DynamicTopic,
     OversizePolicy,
-    parse_dynamic_topic,
-    parse_partition_counts,
-    parse_partition_hash,
+    PartitionHash,
+    TopicPartitionCounts,
 )
 
 # librdkafka's default message.max.bytes: the record size limit unless the producer sets one.
@@ -274,18 +274,23 @@ class SnapshotConfig(_Model):
 
 
 class MqConfig(_Model):
+    """A destination's output. The routing, DDL and oversize rules are written in canal's
+    syntax and held parsed (``bridge.config.rules``); ``str()`` of one gives the syntax back."""
+
     topic: Topic
-    dynamic_topic: Annotated[str, AfterValidator(rules(parse_dynamic_topic))] = ""
+    dynamic_topic: Annotated[DynamicTopic, CanalRule(DynamicTopic.parse)] = DynamicTopic()
     partitions: int = Field(default=1, ge=1)
     partition: int = Field(
         default=0, ge=0, description="fixed partition when partition_hash is empty"
     )
-    partition_hash: Annotated[str, AfterValidator(rules(parse_partition_hash))] = ""
-    dynamic_topic_partitions: Annotated[str, AfterValidator(rules(parse_partition_counts))] = ""
+    partition_hash: Annotated[PartitionHash, CanalRule(PartitionHash.parse)] = PartitionHash()
+    dynamic_topic_partitions: Annotated[
+        TopicPartitionCounts, CanalRule(TopicPartitionCounts.parse)
+    ] = TopicPartitionCounts()
     database_hash: bool = True
     flat_message: bool = True
-    ddl: Annotated[str, AfterValidator(rules(DdlPolicy.parse))] = "inline"
-    oversize: Annotated[str, AfterValidator(rules(OversizePolicy.parse))] = "fail"
+    ddl: Annotated[DdlPolicy, CanalRule(DdlPolicy.parse)] = DdlPolicy()
+    oversize: Annotated[OversizePolicy, CanalRule(OversizePolicy.parse)] = OversizePolicy()
     # at_least_once: a batch is acked once Kafka confirmed it (a restart may send it again);
     # exactly_once: each batch is one Kafka transaction that also commits the cursor to
     # offsets_topic, and a restart or take-over fences the previous producer.
@@ -304,9 +309,9 @@ class MqConfig(_Model):
 
     @field_validator("ddl", "oversize")
     @classmethod
-    def _policy_topic(cls, value: str) -> str:
-        if ":" in value:
-            topic_name(value.split(":", 1)[1].strip())
+    def _policy_topic(cls, value: DdlPolicy | OversizePolicy) -> DdlPolicy | OversizePolicy:
+        if value.topic:
+            topic_name(value.topic)
         return value
 
     @model_validator(mode="after")

@@ -7,8 +7,11 @@ holds none of canal's regex metacharacters (``.`` is not one of them, so ``shop.
 plain name), otherwise a Perl-style regex, case-insensitive, anchored at both ends and tested
 against the lowercased name.
 
-This is syntax only: the configuration validates with it at load time, and ``bridge.mq``'s
-routers apply the parsed rules to entries, so a bad rule fails at start, never mid-stream.
+This is syntax only, parsed once: the configuration model holds the parsed types
+(``DynamicTopic``, ``PartitionHash``, ``TopicPartitionCounts``, ``DdlPolicy``,
+``OversizePolicy``), so a bad rule fails at load, never mid-stream, and ``bridge.mq``'s routers
+apply them as they are. ``str()`` of each gives canal's syntax back (for ``import-canal`` and
+error messages).
 """
 
 from __future__ import annotations
@@ -90,6 +93,27 @@ class TopicRule:
     pattern: NamePattern
     on_table: bool  # a regex with a literal "\." is tested against schema.table only
 
+    def __str__(self) -> str:
+        return self.pattern.text if self.topic is None else f"{self.topic}:{self.pattern.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicTopic:
+    """``canal.mq.dynamicTopic`` (``mq.dynamic_topic``): its items, in order; none: every
+    entry goes to the static topic."""
+
+    rules: tuple[TopicRule, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> DynamicTopic:
+        return cls(parse_dynamic_topic(text))
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def __str__(self) -> str:
+        return ",".join(str(rule) for rule in self.rules)
+
 
 def parse_dynamic_topic(text: str) -> tuple[TopicRule, ...]:
     """The items of a dynamic-topic rule list, in order."""
@@ -105,6 +129,24 @@ def _topic_rule(item: str) -> TopicRule:
             raise RuleSyntaxError(item, "empty topic name before ':'")
     compiled = NamePattern.compile(pattern, item)
     return TopicRule(topic, compiled, compiled.is_regex and "\\." in pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitionCounts:
+    """``canal.mq.dynamicTopicPartitionNum`` (``mq.dynamic_topic_partitions``): the partition
+    count of the topics each pattern matches, first match wins."""
+
+    rules: tuple[tuple[NamePattern, int], ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> TopicPartitionCounts:
+        return cls(parse_partition_counts(text))
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def __str__(self) -> str:
+        return ",".join(f"{pattern.text}:{count}" for pattern, count in self.rules)
 
 
 def parse_partition_counts(text: str) -> tuple[tuple[NamePattern, int], ...]:
@@ -131,6 +173,32 @@ class HashRule:
     by_table: bool = False
     by_pk: bool = False
     columns: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        """What follows the pattern in canal's syntax ('' for a by-table rule)."""
+        if self.by_table:
+            return ""
+        return "$pk$" if self.by_pk else "^".join(self.columns)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionHash:
+    """``canal.mq.partitionHash`` (``mq.partition_hash``): per table pattern, what its rows
+    are hashed by, first match wins; none: every row goes to ``mq.partition``."""
+
+    rules: tuple[tuple[NamePattern, HashRule], ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> PartitionHash:
+        return cls(parse_partition_hash(text))
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def __str__(self) -> str:
+        return ",".join(
+            f"{pattern.text}:{rule}" if str(rule) else pattern.text for pattern, rule in self.rules
+        )
 
 
 def parse_partition_hash(text: str) -> tuple[tuple[NamePattern, HashRule], ...]:
@@ -177,6 +245,9 @@ class DdlPolicy:
             return cls(mode="topic", topic=text[6:].strip())
         raise RuleSyntaxError(text, "expected 'inline', 'skip' or 'topic:<name>'")
 
+    def __str__(self) -> str:
+        return f"topic:{self.topic}" if self.mode == "topic" else self.mode
+
 
 @dataclass(frozen=True, slots=True)
 class OversizePolicy:
@@ -197,3 +268,6 @@ class OversizePolicy:
         if text.startswith(prefix) and text[len(prefix) :].strip():
             return cls(mode="dead_letter", topic=text[len(prefix) :].strip())
         raise RuleSyntaxError(text, "expected 'fail', 'split' or 'dead_letter:<topic>'")
+
+    def __str__(self) -> str:
+        return f"dead_letter:{self.topic}" if self.mode == "dead_letter" else self.mode

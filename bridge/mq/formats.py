@@ -13,7 +13,6 @@ from enum import Enum
 
 from bridge import native
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
-from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.mq.flat_encoder import CompiledFlatMessageEncoder, FlatMessageEncoder
 from bridge.mq.key_change import with_key_change
 from bridge.mq.records import Placement, RecordBuilder, RowsEncoder
@@ -27,10 +26,9 @@ EncoderFactory = Callable[[MqConfig, Placement, native.Compiled | None], RowsEnc
 def flat_message_encoder(
     mq: MqConfig, placement: Placement, compiled: native.Compiled | None
 ) -> RowsEncoder:
-    ddl, oversize = DdlPolicy.parse(mq.ddl), OversizePolicy.parse(mq.oversize)
     if compiled is None:
-        return FlatMessageEncoder(placement, ddl, oversize)
-    return CompiledFlatMessageEncoder(placement, ddl, oversize, compiled=compiled)
+        return FlatMessageEncoder(placement, mq.ddl, mq.oversize)
+    return CompiledFlatMessageEncoder(placement, mq.ddl, mq.oversize, compiled=compiled)
 
 
 def protobuf_encoder(
@@ -41,8 +39,9 @@ def protobuf_encoder(
     classes cost a process 8 MB that flat-message destinations need not pay."""
     from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
 
-    ddl, oversize = DdlPolicy.parse(mq.ddl), OversizePolicy.parse(mq.oversize)
-    return ProtobufMessageEncoder(placement, ddl, oversize, dynamic_topic=bool(mq.dynamic_topic))
+    return ProtobufMessageEncoder(
+        placement, mq.ddl, mq.oversize, dynamic_topic=bool(mq.dynamic_topic)
+    )
 
 
 ENCODERS: dict[str, EncoderFactory] = {

@@ -27,11 +27,11 @@ from typing import Protocol
 import orjson
 
 from bridge.config.rules import (
+    DynamicTopic,
     HashRule,
+    PartitionHash,
     RuleSyntaxError,
-    parse_dynamic_topic,
-    parse_partition_counts,
-    parse_partition_hash,
+    TopicPartitionCounts,
 )
 
 Row = Mapping[str, str | None]
@@ -88,22 +88,46 @@ class PartitionRouter(Protocol):
 
 
 class CanalTopicRouter:
-    """canal's ``canal.mq.topic`` + ``canal.mq.dynamicTopic``; results are cached per table."""
+    """canal's ``canal.mq.topic`` + ``canal.mq.dynamicTopic``; results are cached per table.
 
-    def __init__(self, topic: str, dynamic_topic: str = "") -> None:
+    The rules come parsed from the config (``mq.dynamic_topic``), or in canal's syntax.
+    """
+
+    def __init__(self, topic: str, dynamic_topic: DynamicTopic | str = "") -> None:
         self.static_topic = topic
-        self._items = parse_dynamic_topic(dynamic_topic)
+        if isinstance(dynamic_topic, str):
+            dynamic_topic = DynamicTopic.parse(dynamic_topic)
+        self._rules = dynamic_topic
+        self._items = dynamic_topic.rules
         self._cache: dict[tuple[str, str], str] = {}
 
     def __repr__(self) -> str:
-        rules = ";".join(
-            f"{i.topic}:{i.pattern.text}" if i.topic else i.pattern.text for i in self._items
-        )
+        rules = str(self._rules)
         return f"CanalTopicRouter(topic={self.static_topic!r}, dynamic_topic={rules!r})"
 
     @property
     def dynamic(self) -> bool:
         return bool(self._items)
+
+    @property
+    def default_topic(self) -> str:
+        """Where entries no dynamic rule matches go (the static topic, as canal names it)."""
+        return self._route("", "")
+
+    def rule_topics(self) -> tuple[list[str], list[str]]:
+        """The topics the dynamic rules send to that are known ahead, in rule order (a named
+        topic, or a bare plain name: the name it matches), and the rules, in canal's syntax,
+        whose topic is whatever name their regex matches (known only when a table is)."""
+        known: list[str] = []
+        unknown: list[str] = []
+        for item in self._items:
+            if item.topic is not None:
+                known.append(self._named(item.topic))
+            elif not item.pattern.is_regex:
+                known.append(self._named(item.pattern.text.lower()))
+            else:
+                unknown.append(str(item))
+        return known, unknown
 
     def topic_for(self, schema: str, table: str) -> str:
         key = (schema, table)
@@ -119,7 +143,11 @@ class CanalTopicRouter:
         name = None
         if schema and table:
             name = self._match(f"{schema}.{table}") or self._match(schema)
-        return (name or self.static_topic).replace(".", "_")
+        return self._named(name or self.static_topic)
+
+    def _named(self, topic: str) -> str:
+        """canal replaces '.' by '_' in every topic name once dynamic topics are configured."""
+        return topic.replace(".", "_") if self._items else topic
 
     def _match(self, name: str) -> str | None:
         has_dot = "." in name
@@ -135,15 +163,17 @@ class CanalTopicRouter:
 class TopicPartitions:
     """Partition count per topic: ``canal.mq.dynamicTopicPartitionNum`` over ``partitionsNum``."""
 
-    def __init__(self, default: int, rules: str = "") -> None:
+    def __init__(self, default: int, rules: TopicPartitionCounts | str = "") -> None:
         if default < 1:
             raise RuleSyntaxError(str(default), "partition count must be >= 1")
         self.default = default
-        self._items = parse_partition_counts(rules)
+        if isinstance(rules, str):
+            rules = TopicPartitionCounts.parse(rules)
+        self._items = rules.rules
         self._cache: dict[str, int] = {}
 
     def __repr__(self) -> str:
-        rules = ";".join(f"{p.text}:{n}" for p, n in self._items)
+        rules = str(TopicPartitionCounts(self._items))
         return f"TopicPartitions(default={self.default}, rules={rules!r})"
 
     def count_for(self, topic: str) -> int:
@@ -163,9 +193,15 @@ class CanalPartitionRouter:
     """
 
     def __init__(
-        self, partition_hash: str = "", *, database_hash: bool = True, fixed_partition: int = 0
+        self,
+        partition_hash: PartitionHash | str = "",
+        *,
+        database_hash: bool = True,
+        fixed_partition: int = 0,
     ) -> None:
-        self._rules = parse_partition_hash(partition_hash)
+        if isinstance(partition_hash, str):
+            partition_hash = PartitionHash.parse(partition_hash)
+        self._rules = partition_hash.rules
         self.database_hash = database_hash
         self.fixed_partition = fixed_partition
         self._cache: dict[tuple[str, str], HashRule | None] = {}

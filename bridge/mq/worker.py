@@ -19,7 +19,6 @@ from typing import Literal, Protocol
 
 from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
-from bridge.config.rules import OversizePolicy
 from bridge.entry import Entry
 from bridge.instance.api import CanalService, Message
 from bridge.meta import ClientIdentity
@@ -72,7 +71,7 @@ class WorkerSettings:
     @classmethod
     def for_destination(cls, destination: DestinationConfig) -> WorkerSettings:
         timeout_ms = destination.get_timeout_ms
-        oversize = OversizePolicy.parse(destination.mq.oversize)
+        oversize = destination.mq.oversize
         return cls(
             batch_size=destination.batch_size,
             get_timeout_s=None if timeout_ms is None else timeout_ms / 1000,

@@ -9,7 +9,22 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bridge.config import BridgeConfig, InvalidConfig, load_config, parse_config, split_address
+from bridge.config import (
+    BridgeConfig,
+    InvalidConfig,
+    MqConfig,
+    load_config,
+    parse_config,
+    split_address,
+)
+from bridge.config.rules import (
+    DdlPolicy,
+    DynamicTopic,
+    HashRule,
+    OversizePolicy,
+    PartitionHash,
+    TopicPartitionCounts,
+)
 from bridge.exceptions import ConfigError
 from bridge.mq.flat_encoder import FlatMessageEncoder
 from bridge.mq.formats import record_builder
@@ -89,7 +104,8 @@ def test_defaults() -> None:
     assert (dest.on_purged, dest.fallback_interval_s, dest.heartbeat_period_s) == ("fail", 60, 15)
     assert dest.timestamp_time_zone is None
     assert dest.parser_process == "auto"
-    assert (dest.mq.partitions, dest.mq.ddl, dest.mq.oversize) == (1, "inline", "fail")
+    assert (dest.mq.partitions, dest.mq.ddl, dest.mq.oversize) == (1, DdlPolicy(), OversizePolicy())
+    assert (str(dest.mq.ddl), str(dest.mq.oversize)) == ("inline", "fail")
     assert dest.filter.regex == r".*\..*"
     assert (config.meta.store, config.meta.flush_period_ms) == ("file", 1000)
     assert config.admin.listen == "127.0.0.1:11112"
@@ -324,6 +340,52 @@ def test_valid_variants_pass() -> None:
     dest = parse_config(data, environ={}).destinations[0]
     assert (dest.source.host, dest.source.port) == ("::1", 3306)
     assert dest.timestamp_time_zone == "+08:00"
+
+
+RULES = {
+    "dynamic_topic": r"mytest1.user,topic2:mytest2\..*,.*\..*",
+    "partition_hash": r"shop\.orders:id^region,.*\..*:$pk$,shop.users",
+    "dynamic_topic_partitions": "test.*:4,mycanal:6",
+    "ddl": "topic:ddl-events",
+    "oversize": "dead_letter:too.big",
+}
+
+
+def test_rules_are_parsed_once_into_types() -> None:
+    mq = MqConfig.model_validate({"topic": "t", **RULES})
+    assert isinstance(mq.dynamic_topic, DynamicTopic)
+    assert [rule.topic for rule in mq.dynamic_topic.rules] == [None, "topic2", None]
+    assert isinstance(mq.partition_hash, PartitionHash)
+    assert [rule for _, rule in mq.partition_hash.rules] == [
+        HashRule(columns=("id", "region")),
+        HashRule(by_pk=True),
+        HashRule(by_table=True),
+    ]
+    assert isinstance(mq.dynamic_topic_partitions, TopicPartitionCounts)
+    assert [n for _, n in mq.dynamic_topic_partitions.rules] == [4, 6]
+    assert (mq.ddl, mq.oversize) == (
+        DdlPolicy("topic", "ddl-events"),
+        OversizePolicy("dead_letter", "too.big"),
+    )
+    assert not MqConfig(topic="t").dynamic_topic  # no rule: falsy, as the empty string was
+
+
+def test_rules_serialize_back_to_canals_syntax() -> None:
+    mq = MqConfig.model_validate({"topic": "t", **RULES})
+    dumped = mq.model_dump()
+    assert {key: dumped[key] for key in RULES} == RULES
+    assert MqConfig.model_validate(dumped) == mq
+    # Blanks around items are dropped, ';' reads as ','.
+    spaced = MqConfig(topic="t", dynamic_topic=" a.b : shop ; c:d ", ddl=" skip ")
+    assert (str(spaced.dynamic_topic), str(spaced.ddl)) == ("a.b:shop,c:d", "skip")
+
+
+def test_a_rule_given_parsed_is_taken_as_it_is() -> None:
+    rules = PartitionHash.parse("shop.orders:id")
+    assert MqConfig(topic="t", partition_hash=rules).partition_hash is rules
+    assert problems_of(with_("destinations.0.mq.ddl", 3)) == (
+        "destinations[0].mq.ddl: must be a string",
+    )
 
 
 @pytest.mark.parametrize(
