@@ -31,6 +31,7 @@ import platform
 import re
 import resource
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,6 +62,7 @@ class Heap:
     collections: int = 0
     peak_before_mb: int = 0
     peak_after_mb: int = 0
+    median_after_mb: int = 0
     committed_mb: int = 0
 
 
@@ -95,14 +97,18 @@ def read_heap(gc_log: Path) -> Heap:
     heap = Heap()
     if not gc_log.exists():
         return heap
+    afters = []
     for line in gc_log.read_text(errors="replace").splitlines():
         match = _GC.search(line)
         if match:
             before, after, committed = (int(g) for g in match.groups())
-            heap.collections += 1
+            afters.append(after)
             heap.peak_before_mb = max(heap.peak_before_mb, before)
-            heap.peak_after_mb = max(heap.peak_after_mb, after)
             heap.committed_mb = max(heap.committed_mb, committed)
+    if afters:
+        heap.collections = len(afters)
+        heap.peak_after_mb = max(afters)
+        heap.median_after_mb = int(statistics.median(afters))
     return heap
 
 
@@ -235,7 +241,8 @@ def report(label: str, command: str, run: Run, loads: tuple[str, str], memory: s
         f"- machine: {machine()}",
         f"- load average before / after: {loads[0]} / {loads[1]}",
         f"- command: `{command}`",
-        f"- backlog: {run.changes:,} {kind}, 3 partitions, produced in {run.produce_s:.0f} s",
+        f"- backlog: {run.changes:,} {kind}, 3 partitions"
+        + (f", produced in {run.produce_s:.0f} s" if run.produce_s > 1 else ", produced earlier"),
         "",
         "| heap | exit | batches | records | rate (records/s) | first half / second half "
         "| wall s (with start-up) | GCs | peak heap before GC / after GC / committed (MiB) "
@@ -268,13 +275,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
     parser.add_argument("--label", default="Catch-up")
     parser.add_argument("--keep", action="store_true", help="keep the topic and the mirror")
+    parser.add_argument(
+        "--topic", help="a topic already holding the --changes backlog (from a --keep run)"
+    )
     args = parser.parse_args(argv)
     bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092")
     loads_before = load_average()
-    topic = f"spark-catchup-{uuid.uuid4().hex[:8]}"
-    create_topic(bootstrap, topic)
+    topic = args.topic or f"spark-catchup-{uuid.uuid4().hex[:8]}"
     started = time.monotonic()
-    produce_backlog(bootstrap, topic, args.changes, snapshot=args.snapshot)
+    if not args.topic:
+        create_topic(bootstrap, topic)
+        produce_backlog(bootstrap, topic, args.changes, snapshot=args.snapshot)
     produce_s = time.monotonic() - started
     print(f"[spark_catchup] {args.changes:,} changes in {topic} ({produce_s:.0f} s)", flush=True)
     raw = ROOT / "var" / "bench"
@@ -302,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         with RESULTS.open("a") as out:
             out.write("\n" + text)
-    if not args.keep:
+    if not args.keep and not args.topic:
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": bootstrap})
