@@ -13,9 +13,9 @@ import sys
 import time
 from datetime import UTC
 
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.rows import RowDecoder
-from bridge.parse.table_meta import ColumnMeta, TableMeta
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.rows import RowDecoder
+from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
 
 TABLE = TableMeta(
     "bench",

@@ -24,7 +24,7 @@ from bridge.collector import tune_garbage_collector
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.config.models import DestinationConfig
 from bridge.mq.formats import record_builder
-from bridge.parse.wire import EntryDecoder
+from bridge.parse.entry_codec import EntryDecoder
 from bridge.position import LogIdentity
 from bridge.sink.filters import TableFilter
 from bridge.sink.sink import EntrySink

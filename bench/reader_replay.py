@@ -32,10 +32,10 @@ from bridge.config import DEFAULT_MAX_RECORD_BYTES
 from bridge.mq.flat_encoder import RENDER_HEADROOM
 from bridge.mq.records import RECORD_OVERHEAD
 from bridge.mq.rendering import EventRenderer, render_rows
+from bridge.parse.binlog.framing import EventReader
 from bridge.parse.child import full_frames
-from bridge.parse.framing import EventReader
+from bridge.parse.entry_codec import EntryEncoder, binlog_end
 from bridge.parse.parser import BinlogParser
-from bridge.parse.wire import EntryEncoder, binlog_end
 from bridge.position import EntryPosition
 
 LIMIT = DEFAULT_MAX_RECORD_BYTES - RECORD_OVERHEAD - RENDER_HEADROOM  # as the encoder's ahead()

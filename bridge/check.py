@@ -37,7 +37,7 @@ from bridge.mq.exceptions import BrokersRefused, MqError
 from bridge.mq.producer import LibrdkafkaLog, TopicInspector, connection_settings, masked
 from bridge.mq.routing import CanalTopicRouter, TopicPartitions
 from bridge.mq.transactional import transactional_id
-from bridge.parse.gtid import is_mariadb_gtid_set
+from bridge.parse.binlog.gtid import is_mariadb_gtid_set
 from bridge.parse.source import (
     REQUIRED_CHECKS,
     AccountAuth,

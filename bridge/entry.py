@@ -2,7 +2,7 @@
 
 An Entry is one step of the change stream: a transaction begin, the rows of one binlog rows
 event (or one DDL statement), a transaction end, or a heartbeat. Column values are text,
-rendered the way canal renders them (see ``bridge.parse.values``).
+rendered the way canal renders them (see ``bridge.parse.binlog.values``).
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ AheadEncode = Callable[[Header, RowChange], tuple[Any, ...] | None]
 class EncodedAhead:
     """The rows of a rows event its encoder wrote from the event's bytes, without decoding
     them (``AheadEncoding.encode_event``): ``parts`` as ``revive`` takes them. Only in the
-    binlog reader's process, where ``bridge.parse.wire`` sends the parts."""
+    binlog reader's process, where ``bridge.parse.entry_codec`` sends the parts."""
 
     rows: int
     parts: tuple[Any, ...]

@@ -30,7 +30,7 @@ class Compiled(Protocol):
         decoders: Sequence[Callable[[bytes, int], tuple[str, int, int]]],
         fallback: Callable[[bytes, int], Any],
     ) -> Callable[[bytes, int], Any]:
-        """A row image reader for one plan (``bridge.parse.compiled``)."""
+        """A row image reader for one plan (``bridge.parse.binlog.compiled``)."""
         ...
 
     def ImageWriter(  # noqa: N802  (a class in the compiled module)
@@ -76,13 +76,14 @@ class Compiled(Protocol):
     def read_end(
         self, events: list[bytes], checksum: bool, journal: str, position: int
     ) -> tuple[str, int]:
-        """Where a read of ``events`` leaves the binlog (``bridge.parse.framing.read_end``)."""
+        """Where a read of ``events`` leaves the binlog
+        (``bridge.parse.binlog.framing.read_end``)."""
         ...
 
     def binlog_events(self, buffer: bytes, at: int, events: list[bytes]) -> int:
         """Appends the event of each whole packet of ``buffer`` from ``at`` on that carries
         one (continuation packets joined) to ``events``; returns where the first packet it did
-        not take starts (``bridge.parse.framing.EventReader``)."""
+        not take starts (``bridge.parse.binlog.framing.EventReader``)."""
         ...
 
     def rows_event_parts(  # noqa: PLR0917  (one flat call per rows event)

@@ -17,7 +17,7 @@ from bridge.mq.flat_encoder import RenderedRows
 from bridge.mq.formats import record_builder
 from bridge.mq.records import OutgoingRecord
 from bridge.mq.rendering import render_rows
-from bridge.parse.wire import EntryDecoder, EntryEncoder
+from bridge.parse.entry_codec import EntryDecoder, EntryEncoder
 
 
 def compiled_module() -> native.Compiled:

@@ -33,6 +33,7 @@ from bridge.instance.schema_start import ensure_history
 from bridge.instance.start_position import StartPositionFinder
 from bridge.meta import ClientIdentity, MetaManager
 from bridge.meta.base import MQ_CLIENT_ID
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.parse.child import ParserProcess
 from bridge.parse.exceptions import (
     BinlogPositionUnreadable,
@@ -45,7 +46,6 @@ from bridge.parse.exceptions import (
 )
 from bridge.parse.parser import BinlogParser, Definitions, EntryReader
 from bridge.parse.source import SourceFacts, open_connection
-from bridge.parse.values import DecodeOptions
 from bridge.position import (
     EntryPosition,
     LogIdentity,

@@ -3,7 +3,7 @@ tables: a difference means a DDL reached the tables without reaching the binlog
 (``sql_log_bin=0``, a replica's own change) or the history was edited. It is reported (a log
 line when the set of drifted tables changes, the ``schema_drift_tables`` metric), not acted
 on: the check of every TABLE_MAP stops the destination before a row of such a table could be
-misnamed (``bridge.parse.table_map``), and ``canal-bridge schema reload`` is the fix.
+misnamed (``bridge.parse.binlog.table_meta``), and ``canal-bridge schema reload`` is the fix.
 
 The comparison is made at one position: the live definitions are read between two equal
 binlog positions, and compared only once the destination has read up to there, with the

@@ -199,7 +199,7 @@ def _decoded_rows(  # noqa: PLR0917  (fills the caller's collections, once per m
     data: list[RowDict],
     old: list[RowDict],
 ) -> list[str] | None:
-    """Rows straight from the parser (``bridge.parse.rows.DecodedRow``) carry their decoded
+    """Rows straight from the parser (``bridge.parse.binlog.rows.DecodedRow``) carry their decoded
     images (plan, values, sql types per image): read those rather than Column objects. Same
     result as the generic loop: the last row's sql types win, MySQL types are per table
     definition. Returns the key names."""

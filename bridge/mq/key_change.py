@@ -172,7 +172,7 @@ def _image(row: RowData, *, before: bool) -> Row:
 
 
 def _plan(row: RowData, *, before: bool) -> Any:
-    """The decoded image's plan of a parser row (``bridge.parse.rows.DecodedRow``, which this
+    """The decoded image's plan of a parser row (``bridge.parse.binlog.rows.DecodedRow``, which this
     package may not import), or None for a row of Columns or one without that image."""
     return getattr(row, "old_plan" if before else "new_plan", None)
 

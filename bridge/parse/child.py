@@ -4,7 +4,7 @@ A Python process runs Python code on one core at a time (the GIL): with the pars
 worker as threads of one process, the bridge can go no faster than one core allows
 (docs/benchmarks.md). ``ParserProcess`` has ``BinlogParser``'s interface; its child process,
 ``python -m bridge.parse.child``, runs a ``BinlogParser`` and writes its entries
-to stdout in frames (kind, length, ``bridge.parse.wire`` data): a batch whenever the parser
+to stdout in frames (kind, length, ``bridge.parse.entry_codec`` data): a batch whenever the parser
 is about to read the socket, or holds ``GROUP_ENTRIES`` entries, so an entry never waits for
 others to arrive and a frame holds at most one read of binlog. The frame's kind says whether
 the socket had nothing to read yet: then the child has read all the source has written so far
@@ -48,12 +48,12 @@ from bridge.collector import tune_garbage_collector
 from bridge.entry import AheadEncode, AheadEncoding, Entry, EventEncode
 from bridge.logs import configure_logging, configured_format
 from bridge.parse.access import Source, SourceAccess
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.parse.convert import GROUP_ENTRIES
+from bridge.parse.entry_codec import EntryDecoder, EntryEncoder, FlatEntry
 from bridge.parse.exceptions import ParserProcessFailed
 from bridge.parse.parser import BinlogParser, Definitions
 from bridge.parse.source import SourceFacts, preflight
-from bridge.parse.values import DecodeOptions
-from bridge.parse.wire import EntryDecoder, EntryEncoder, FlatEntry
 from bridge.position import EntryPosition
 from bridge.schema.history import SchemaHistory
 

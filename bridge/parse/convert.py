@@ -7,13 +7,13 @@ cursor moves to). A DDL statement becomes one ROWDATA entry typed like canal's
 SimpleDdlParser; idle heartbeats become HEARTBEAT entries. Each header carries the position
 where its event starts and the GTID of its transaction.
 
-Every event arrives as ``RawEvent`` bytes (``bridge.parse.framing``) and is read here: the event
-table of ``bridge.parse.events`` says which types are decoded, which carry nothing a row-based
-stream needs, and which are refused. An event type the table does not know stops the
+Every event arrives as ``RawEvent`` bytes (``bridge.parse.binlog.framing``) and is read here: the
+event table of ``bridge.parse.binlog.events`` says which types are decoded, which carry nothing a
+row-based stream needs, and which are refused. An event type the table does not know stops the
 destination with one line naming it and its position: skipping it could lose changes.
 
 Row images are decoded by a ``RowDecoder`` built once per TABLE_MAP definition
-(``bridge.parse.rows``), cached by the definition's bytes, from the TABLE_MAP and the table's
+(``bridge.parse.binlog.rows``), cached by the definition's bytes, from the TABLE_MAP and the table's
 definition in the schema history (``bridge.schema``) as of the event: each DDL statement is
 applied to the history as it passes, and drops every cached decoder. A compressed transaction
 (TRANSACTION_PAYLOAD) is unpacked lazily and its inner events converted one at a time.
@@ -42,21 +42,20 @@ from bridge.entry import (
     RowChange,
     RowData,
 )
-from bridge.parse import events
-from bridge.parse.codes import EventCode
+from bridge.parse.binlog import events
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, Handling
+from bridge.parse.binlog.framing import RawEvent
+from bridge.parse.binlog.gtid import decode_gtid_event
+from bridge.parse.binlog.packed import read_packed_int
+from bridge.parse.binlog.payload import inner_events
+from bridge.parse.binlog.rows import RowDecoder, RowsKind
+from bridge.parse.binlog.table_map import TableMapDef, decode_table_map
+from bridge.parse.binlog.table_meta import TableMeta, build_table_meta
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.parse.ddl import classify_ddl, is_statement_dml, is_transaction_control
-from bridge.parse.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, Handling
+from bridge.parse.entry_codec import FlatEntry
 from bridge.parse.exceptions import SchemaMismatch, UnsupportedBinlogEvent
-from bridge.parse.framing import RawEvent
-from bridge.parse.gtid import decode_gtid_event
-from bridge.parse.packed import read_packed_int
-from bridge.parse.payload import inner_events
-from bridge.parse.rows import RowDecoder, RowsKind
-from bridge.parse.table_map import build_table_meta
-from bridge.parse.table_map_event import TableMapDef, decode_table_map
-from bridge.parse.table_meta import TableMeta
-from bridge.parse.values import DecodeOptions
-from bridge.parse.wire import FlatEntry
 from bridge.schema.history import SchemaHistory
 
 log = logging.getLogger(__name__)
@@ -357,7 +356,7 @@ class EventConverter:
 
     def flat_entries(self, data: bytes, checksum: bool) -> tuple[Entry | FlatEntry, ...] | None:
         """What ``convert_raw`` makes of a rows, XID or MariaDB GTID event, from its bytes, with
-        the entries as ``bridge.parse.wire`` carries them (``FlatEntry``) wherever their rows
+        the entries as ``bridge.parse.entry_codec`` carries them (``FlatEntry``) wherever their rows
         were written ahead; None for any other event (``convert_raw`` converts it). The binlog
         reader's process meets these three once per transaction each: the event, header and
         entry objects ``convert_raw`` and ``EntryEncoder`` would make for them are most of what

@@ -28,25 +28,25 @@ from bridge.entry import (
     EventEncode,
 )
 from bridge.parse.access import Source
+from bridge.parse.binlog.dump import DumpConnection, DumpRequest
+from bridge.parse.binlog.framing import read_end
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.parse.convert import EventConverter
-from bridge.parse.dump import DumpConnection, DumpRequest
-from bridge.parse.exceptions import SourceUnreachable, start_refused
-from bridge.parse.framing import read_end
-from bridge.parse.schema import live_history
-from bridge.parse.source import (
-    SourceFacts,
-    open_connection,
-    preflight,
-    translate_error,
-)
-from bridge.parse.values import DecodeOptions
-from bridge.parse.wire import (
+from bridge.parse.entry_codec import (
     FLAT_ENTRY_TYPE,
     FLAT_ENTRY_TYPES,
     FLAT_LOGFILE_NAME,
     FLAT_LOGFILE_OFFSET,
     FlatEntry,
     entry_of,
+)
+from bridge.parse.exceptions import SourceUnreachable, start_refused
+from bridge.parse.schema import live_history
+from bridge.parse.source import (
+    SourceFacts,
+    open_connection,
+    preflight,
+    translate_error,
 )
 from bridge.position import EntryPosition, position_of, resume_position_after
 from bridge.schema.history import SchemaHistory
@@ -157,7 +157,7 @@ class BinlogParser:
     def flat_batches(self, start: EntryPosition) -> Iterator[Sequence[Entry | FlatEntry]]:
         """``entries()`` in the groups ``EventConverter.convert_read`` makes of each read of the
         dump (up to ``GROUP_ENTRIES``; a compressed transaction's one at a time), with those
-        the converter writes straight from their events' bytes as ``bridge.parse.wire``
+        the converter writes straight from their events' bytes as ``bridge.parse.entry_codec``
         carries them (``EventConverter.flat_entries``): for the binlog reader's process, which
         sends them on as they are. A generator step and a few checks per group, not per
         entry."""
@@ -225,7 +225,7 @@ class BinlogParser:
     def _dump(
         self, facts: SourceFacts, start: EntryPosition, flat: bool, history: SchemaHistory | None
     ) -> Iterator[Sequence[Entry | FlatEntry]]:
-        """Opens a dump (``bridge.parse.dump``), frames its events (``EventReader``) and
+        """Opens a dump (``bridge.parse.binlog.dump``), frames its events (``EventReader``) and
         converts them (``EventConverter.convert_read``): the entries of each read, in its
         groups."""
         with open_connection(self._source) as conn:

@@ -15,11 +15,11 @@ from collections.abc import Generator
 from dataclasses import dataclass
 
 from bridge.parse.access import Source
-from bridge.parse.codes import EventCode
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
+from bridge.parse.binlog.events import GTID_EVENTS, query, rotation
+from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.ddl import is_statement_dml, is_transaction_control
-from bridge.parse.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
-from bridge.parse.events import GTID_EVENTS, query, rotation
-from bridge.parse.framing import RawEvent
 from bridge.parse.source import SourceFacts
 from bridge.position import EntryPosition
 
@@ -47,7 +47,7 @@ def transaction_starts(
 ) -> Generator[TransactionStart, None, None]:
     """Transaction starts of ``journal_name`` in order, ending with the file's end position.
 
-    Only event headers and QUERY texts are read (``bridge.parse.framing``): a search scans
+    Only event headers and QUERY texts are read (``bridge.parse.binlog.framing``): a search scans
     whole files, most of them rows events that need no parsing.
     """
     dump = DumpConnection(

@@ -4,7 +4,7 @@ stream).
 
 ``ChildSession`` is a ``ReaderSession`` whose every call is a request to ``python -m
 bridge.snapshot.child``, which runs a ``LocalSession`` and answers each request in order. A
-chunk's rows cross as the binlog reader's child sends rows (``bridge.parse.wire``: the plan
+chunk's rows cross as the binlog reader's child sends rows (``bridge.parse.entry_codec``: the plan
 once, then per row its texts and sql types), with their keys; the reader thread waits for the
 answer with the GIL released. An error in the child (the source went away, a table no
 snapshot reads) is raised again here as itself; the reader then closes the session, which
@@ -36,8 +36,8 @@ from bridge.entry import (
 )
 from bridge.logs import configure_logging, configured_format
 from bridge.parse.access import Source, SourceAccess
-from bridge.parse.values import DecodeOptions
-from bridge.parse.wire import EntryDecoder, EntryEncoder
+from bridge.parse.binlog.values import DecodeOptions
+from bridge.parse.entry_codec import EntryDecoder, EntryEncoder
 from bridge.snapshot.exceptions import SnapshotError
 from bridge.snapshot.session import ChunkRead, Gone, LocalSession, Redo
 
@@ -161,7 +161,8 @@ def _chunk_header(schema: str, name: str, read: ChunkRead) -> Header:
 
 
 def _rows_entry(schema: str, name: str, read: ChunkRead) -> Entry:
-    """A chunk's rows as one INSERT entry, the shape ``bridge.parse.wire`` carries rows in."""
+    """A chunk's rows as one INSERT entry, the shape ``bridge.parse.entry_codec`` carries rows
+    in."""
     change = RowChange(EventType.INSERT, row_datas=read.rows)
     return Entry(_chunk_header(schema, name, read), EntryType.ROWDATA, change)
 

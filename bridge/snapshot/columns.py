@@ -1,12 +1,12 @@
 """A table's definition from ``information_schema``, as the binlog reader would know it.
 
 The stream builds a table's ``TableMeta`` from the TABLE_MAP event (with
-``binlog_row_metadata=FULL``: types, sizes, charsets, signedness, ENUM/SET labels, the primary
-key) plus the table's definition (``bridge.parse.table_map.build_table_meta``). A snapshot has
-no TABLE_MAP, so this module writes the TABLE_MAP's columns (``ColumnDef``) from
-``information_schema.COLUMNS`` -- the type code and metadata each server logs for each declared
-type -- and hands them to the same ``build_table_meta``: one place decides the names, the
-``mysql_type`` texts and the key flags of both paths.
+``binlog_row_metadata=FULL``: types, sizes, charsets, signedness, ENUM/SET labels, the primary key)
+plus the table's definition (``bridge.parse.binlog.table_meta.build_table_meta``). A snapshot has no
+TABLE_MAP, so this module writes the TABLE_MAP's columns (``ColumnDef``) from
+``information_schema.COLUMNS`` -- the type code and metadata each server logs for each declared type
+-- and hands them to the same ``build_table_meta``: one place decides the names, the ``mysql_type``
+texts and the key flags of both paths.
 
 Collations go through their id and ``collation_name`` as the TABLE_MAP's do, so a collation the
 stream does not know is binary here too. The key used for chunking is the primary key, or else
@@ -21,10 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bridge.parse.codes import DATA_TYPE_CODES, MysqlType
-from bridge.parse.table_map import build_table_meta
-from bridge.parse.table_map_event import ColumnDef, collation_name
-from bridge.parse.table_meta import TableMeta
+from bridge.parse.binlog.codes import DATA_TYPE_CODES, MysqlType
+from bridge.parse.binlog.table_map import ColumnDef, collation_name
+from bridge.parse.binlog.table_meta import TableMeta, build_table_meta
 from bridge.schema.definitions import ColumnDefinition
 from bridge.schema.definitions import TableDefinition as Definition
 from bridge.snapshot.exceptions import TableWithoutKey, UnsupportedSnapshotColumn

@@ -1,5 +1,5 @@
 """Column values written in the binlog's row-image format: the inverse of each value decoder of
-``bridge.parse.values``.
+``bridge.parse.binlog.values``.
 
 A snapshot row is rendered by the stream's own row decoder (docs/snapshots.md, "Exact
 values"): the value read by the snapshot's SELECT is written as the server writes it into a
@@ -29,9 +29,9 @@ from decimal import Decimal
 from typing import Any
 
 from bridge import native
-from bridge.parse.codes import MysqlType
-from bridge.parse.table_meta import ColumnMeta
-from bridge.parse.values import INTEGER_LAYOUTS, decimal_layout
+from bridge.parse.binlog.codes import MysqlType
+from bridge.parse.binlog.table_meta import ColumnMeta
+from bridge.parse.binlog.values import INTEGER_LAYOUTS, decimal_layout
 from bridge.snapshot.jsonb import binary_json
 
 ValueWriter = Callable[[Any], bytes]

@@ -4,7 +4,7 @@ The snapshot reads a JSON column as text and the stream's JSON decoder renders b
 so the text is parsed the way MySQL's parser (rapidjson) types it -- an integer token is an
 int64 (a uint64 above its range, a double beyond that), a token with a fraction or exponent
 a double, strings, literals, arrays and objects -- and the tree is written with the binary
-writer the partial-JSON rebuilder already has (``bridge.parse.json_diff``: large
+writer the partial-JSON rebuilder already has (``bridge.parse.binlog.json_diff``: large
 containers, object keys in MySQL's stored order). The decoder renders a value from its type
 and value only, not from its container size or integer width, so this renders exactly as
 the server's own document for every document the server could have parsed from text.
@@ -23,7 +23,7 @@ import struct
 from typing import Any
 
 # The partial-JSON rebuilder's node tree and writer: one binary JSON writer in the project.
-from bridge.parse.json_diff import Node, RawValue, encode_node
+from bridge.parse.binlog.json_diff import Node, RawValue, encode_node
 
 _INT16, _INT32, _INT64, _UINT64, _DOUBLE, _STRING, _LITERAL = 5, 7, 9, 10, 11, 12, 4
 _LITERALS = {None: b"\x00", True: b"\x01", False: b"\x02"}

@@ -26,7 +26,7 @@ from bridge.backoff import Backoff
 from bridge.config import DestinationConfig
 from bridge.entry import AheadEncoding
 from bridge.exceptions import BridgeError
-from bridge.parse.values import DecodeOptions
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.position import TableProgress
 from bridge.snapshot.child import ChildSession
 from bridge.snapshot.handoff import Chunk, SnapshotHandoff

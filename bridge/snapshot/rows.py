@@ -32,11 +32,11 @@ from decimal import Decimal
 from typing import Any, cast
 
 from bridge.entry import RowData
-from bridge.parse.codes import MysqlType
+from bridge.parse.binlog.codes import MysqlType
+from bridge.parse.binlog.rows import DecodedRow, RowDecoder
+from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
+from bridge.parse.binlog.values import DecodeOptions, text_decoder
 from bridge.parse.convert import prints_display_widths
-from bridge.parse.rows import DecodedRow, RowDecoder
-from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import DecodeOptions, text_decoder
 from bridge.snapshot.chunks import quote_name
 from bridge.snapshot.columns import describe
 from bridge.snapshot.exceptions import TableWithoutKey, UnsupportedSnapshotColumn

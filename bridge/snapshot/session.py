@@ -23,8 +23,8 @@ import pymysql
 
 from bridge.entry import EncodedRowsApart, RowData
 from bridge.parse.access import Source
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.parse.source import ServerVersion, master_position, open_connection, server_version
-from bridge.parse.values import DecodeOptions
 from bridge.snapshot import rows as snapshot_rows
 from bridge.snapshot.chunks import ChunkQuery, chunk_query
 from bridge.snapshot.result import fetch_rows

@@ -1,7 +1,7 @@
 //! The compiled twin of `bridge.parse.convert.EventConverter.flat_entries` over the events
 //! of one read: a MariaDB GTID, an XID, a TABLE_MAP the converter already has, and a rows
 //! event whose record the compiled path writes (`event.rs`) become the tuples
-//! `bridge.parse.wire` carries, in one call, without a Python frame per event. The first
+//! `bridge.parse.entry_codec` carries, in one call, without a Python frame per event. The first
 //! event of any other kind, or one that fails a check, is left to the Python path, which
 //! converts it, or raises what it raises, as without this loop.
 //!
@@ -28,7 +28,7 @@ fn uint_at(data: &[u8], at: usize, size: usize) -> u64 {
 }
 
 /// A packed integer at `pos` (never read at or past `end`) and the position after it; None
-/// where `bridge.parse.packed.read_packed_int` raises.
+/// where `bridge.parse.binlog.packed.read_packed_int` raises.
 fn packed_int(data: &[u8], pos: usize, end: usize) -> Option<(u64, usize)> {
     let first = *data.get(pos).filter(|_| pos < end)?;
     let size = match first {
@@ -171,7 +171,7 @@ impl<'py> Converter<'py> {
         Ok(())
     }
 
-    /// An entry's tuple as `bridge.parse.wire` carries it (`FlatEntry`): the event's
+    /// An entry's tuple as `bridge.parse.entry_codec` carries it (`FlatEntry`): the event's
     /// position and header fields with the current file and GTID, then the given table, event
     /// type, entry type, transaction id and row change.
     #[allow(clippy::too_many_arguments)]

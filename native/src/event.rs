@@ -89,7 +89,7 @@ fn compiled<'py>(
 
 /// The record of a rows event whose images start at ``pos`` of ``body`` (after its column
 /// bitmaps), as ``rows_record_parts`` returns it for the same rows decoded; ``before`` and
-/// ``after`` are the event's plans (``bridge.parse.rows.Plan``; the same one but for an
+/// ``after`` are the event's plans (``bridge.parse.binlog.rows.Plan``; the same one but for an
 /// UPDATE). None where the Python path must decide, or where value and key come to more than
 /// ``limit`` bytes.
 #[pyfunction]

@@ -1,5 +1,5 @@
 //! canal's FlatMessage JSON and the record key of one rows event, written straight from the
-//! parser's decoded rows (`bridge.parse.rows.DecodedRow`): no per-row dicts, no FlatMessage
+//! parser's decoded rows (`bridge.parse.binlog.rows.DecodedRow`): no per-row dicts, no FlatMessage
 //! object. Mirrors `bridge.mq.flat_message._decoded_rows` / `_old_values` and
 //! `bridge.mq.records.message_key` byte for byte; anything it does not expect (a value that
 //! is not a str or None, images that do not line up) returns None and the caller takes the
@@ -83,7 +83,7 @@ fn strings_of(tuple: &Bound<'_, PyAny>) -> PyResult<Option<Vec<String>>> {
     Ok(Some(strings))
 }
 
-/// What a message needs of a plan (``bridge.parse.rows.Plan``): names, MySQL types and key
+/// What a message needs of a plan (``bridge.parse.binlog.rows.Plan``): names, MySQL types and key
 /// flags as Rust strings, and the key columns' names and positions. Made once per plan and
 /// kept on it (its ``flat`` slot), so a message does not read them from Python again.
 #[pyclass(frozen)]

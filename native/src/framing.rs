@@ -1,5 +1,5 @@
 //! Binlog events cut out of the dump connection's bytes: the compiled twin of
-//! `bridge.parse.framing.EventReader`'s packet loop, for the common case. A dump sends one
+//! `bridge.parse.binlog.framing.EventReader`'s packet loop, for the common case. A dump sends one
 //! event per packet; framing each in Python (length, marker, slice: three calls) cost about
 //! as much as converting a GTID event, so the whole buffer is cut here in one call. What is
 //! not an event packet (an error or EOF packet) or not whole yet is left where it starts,
@@ -40,7 +40,7 @@ pub(crate) const CHECKSUM_SIZE: usize = 4;
 const LOG_POS_AT: usize = 13;
 const ROTATE_EVENT: u8 = 4;
 
-/// `bridge.parse.framing.read_end`: where a read of `events` leaves the binlog, given where
+/// `bridge.parse.binlog.framing.read_end`: where a read of `events` leaves the binlog, given where
 /// the read before left it (`journal`, `position`): the file of the last ROTATE and the last
 /// non-zero log_pos after it. An event shorter than its header raises ValueError (a broken
 /// stream); a ROTATE's file name is decoded by Python's `bytes.decode`, so an invalid one
@@ -62,7 +62,7 @@ pub fn read_end<'py>(
             )));
         }
         if data[4] == ROTATE_EVENT {
-            // As `bridge.parse.events.rotation`, slices and all (a short body reads short).
+            // As `bridge.parse.binlog.events.rotation`, slices and all (a short body reads short).
             let body_end = data.len() - if checksum { CHECKSUM_SIZE } else { 0 };
             let at = (HEADER_SIZE + 8).min(data.len());
             position = le_uint(&data[HEADER_SIZE..at]);

@@ -1,8 +1,8 @@
 //! One row image of a rows event, decoded to canal's texts: the compiled twin of the reader
-//! that `bridge.parse.rows._image_reader` generates from `bridge.parse.values`' decoders.
+//! that `bridge.parse.binlog.rows._image_reader` generates from `bridge.parse.binlog.values`' decoders.
 //!
 //! Built once per table definition and present-columns bitmap from one spec per column
-//! (`bridge.parse.compiled.column_spec`); columns without one (FLOAT, TIMESTAMP, ENUM, ...)
+//! (`bridge.parse.binlog.compiled.column_spec`); columns without one (FLOAT, TIMESTAMP, ENUM, ...)
 //! are decoded by calling their Python decoder from here. Anything this reader does not render exactly like
 //! Python (a value past the end of the event, invalid UTF-8, a corrupt DECIMAL group, a
 //! negative DATETIME2) makes it call the Python reader for that image instead, which gives
@@ -27,7 +27,7 @@ const PYTHON: u8 = 0;
 
 const UTF8: i64 = 0;
 
-/// `(kind, a, b, sql_type, d)` as Python builds it (`bridge/parse/compiled.py`), None for a
+/// `(kind, a, b, sql_type, d)` as Python builds it (`bridge/parse/binlog/compiled.py`), None for a
 /// column decoded by Python.
 type SpecTuple = Option<(u8, i64, i64, i64, i64)>;
 

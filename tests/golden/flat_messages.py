@@ -18,7 +18,7 @@ from bridge.config import MqConfig
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange
 from bridge.mq.formats import record_builder
 from bridge.mq.records import OutgoingRecord
-from bridge.parse.rows import Plan, decoded_row
+from bridge.parse.binlog.rows import Plan, decoded_row
 
 GOLDEN_FILE = Path(__file__).with_name("flat_messages.golden")
 BATCH_ID, BUILD_TS = 42, 1_764_000_000_123

@@ -1,4 +1,4 @@
-"""GTID events and GTID sets (bridge.parse.gtid) against a real MySQL 9.x server.
+"""GTID events and GTID sets (bridge.parse.binlog.gtid) against a real MySQL 9.x server.
 
 A few transactions, two of them tagged (``SET gtid_next = 'AUTOMATIC:canal_bridge_test'``),
 are written between two quiet moments of the server; that stretch of the binlog is read with
@@ -28,9 +28,9 @@ from typing import Any
 import pymysql
 import pytest
 
-from bridge.parse.codes import EventCode
-from bridge.parse.events import HEADER_SIZE
-from bridge.parse.gtid import (
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.events import HEADER_SIZE
+from bridge.parse.binlog.gtid import (
     GtidEvent,
     GtidSet,
     decode_gtid_event,

@@ -19,9 +19,7 @@ import pytest
 from bridge.entry import Entry, EntryType
 from bridge.mq.rendering import EventRenderer, render_rows
 from bridge.parse.child import ParserProcess
-from bridge.parse.exceptions import BinlogPurged, ParserProcessFailed
-from bridge.parse.parser import BinlogParser
-from bridge.parse.wire import (
+from bridge.parse.entry_codec import (
     FLAT_ENTRY_TYPE,
     FLAT_SCHEMA_NAME,
     FLAT_TABLE_NAME,
@@ -29,6 +27,8 @@ from bridge.parse.wire import (
     FlatEntry,
     binlog_end,
 )
+from bridge.parse.exceptions import BinlogPurged, ParserProcessFailed
+from bridge.parse.parser import BinlogParser
 from bridge.position import EntryPosition
 from tests.conftest import MysqlEndpoint
 from tests.integration.binlog_helpers import (

@@ -27,13 +27,13 @@ from pymysql.constants import COMMAND
 
 from bridge import native
 from bridge.entry import RowData
-from bridge.parse import json_diff, rows
-from bridge.parse.codes import EventCode
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.events import HEADER_SIZE
-from bridge.parse.json_diff import JsonDiff, PartialJsonWithoutBase
-from bridge.parse.rows import RowDecoder, RowsKind
-from bridge.parse.table_meta import ColumnMeta, TableMeta
+from bridge.parse.binlog import json_diff, rows
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.events import HEADER_SIZE
+from bridge.parse.binlog.json_diff import JsonDiff, PartialJsonWithoutBase
+from bridge.parse.binlog.rows import RowDecoder, RowsKind
+from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
 from tests.conftest import MysqlEndpoint, connect_admin
 from tests.native_paths import compiled_module
 

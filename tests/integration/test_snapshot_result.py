@@ -11,7 +11,7 @@ import pymysql
 import pytest
 
 from bridge import native
-from bridge.parse.values import DecodeOptions
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.snapshot.result import READ_BYTES, fetch_rows
 from bridge.snapshot.rows import describe_table, prepare_connection
 from tests.conftest import MysqlEndpoint

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from bridge.entry import Column
+from bridge.parse.binlog.values import BinaryEncoding, DecodeOptions, ValueMode
 from bridge.parse.parser import BinlogParser
 from bridge.parse.source import binlog_status, parse_time_zone, server_version
-from bridge.parse.values import BinaryEncoding, DecodeOptions, ValueMode
 from bridge.snapshot.rows import (
     SnapshotTable,
     TableWithoutKey,

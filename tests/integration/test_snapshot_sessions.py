@@ -20,7 +20,7 @@ from bridge.config import DestinationConfig, MqConfig
 from bridge.entry import Entry, EntryType, EventType, RowChange
 from bridge.mq.flat_encoder import RenderedRecords
 from bridge.mq.formats import record_builder, rows_encoder
-from bridge.parse.values import DecodeOptions
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.position import SnapshotHeader
 from bridge.snapshot.child import ChildSession, SnapshotProcessFailed
 from bridge.snapshot.exceptions import TableWithoutKey

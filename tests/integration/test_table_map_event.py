@@ -32,12 +32,11 @@ from pymysqlreplication.event import FormatDescriptionEvent
 from pymysqlreplication.packet import BinLogPacketWrapper
 from pymysqlreplication.row_event import TableMapEvent
 
-from bridge.parse import table_map
-from bridge.parse.codes import EventCode
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.table_map import build_table_meta
-from bridge.parse.table_map_event import ColumnDef, TableMapDef, decode_table_map
-from bridge.parse.table_meta import TableMeta
+from bridge.parse.binlog import table_meta as table_map
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.table_map import ColumnDef, TableMapDef, decode_table_map
+from bridge.parse.binlog.table_meta import TableMeta, build_table_meta
 from bridge.schema.definitions import ColumnDefinition, TableDefinition
 
 pytestmark = [pytest.mark.services]
@@ -675,7 +674,7 @@ def test_the_comparisons_catch_a_mismatch(capture: Capture) -> None:
 
 def test_collation_names_match_the_server(capture: Capture) -> None:
     """Every collation id the server has, named as the server names it."""
-    from bridge.parse.table_map_event import collation_name
+    from bridge.parse.binlog.table_map import collation_name
 
     conn = capture.server.connect()
     try:

@@ -26,7 +26,7 @@ from bridge.mq.formats import ENCODERS, format_name, placement_of, record_builde
 from bridge.mq.key_change import KeyChangeSplitter, split_key_changes
 from bridge.mq.records import OutgoingRecord
 from bridge.mq.rendering import render_rows
-from bridge.parse.rows import Plan, decoded_row
+from bridge.parse.binlog.rows import Plan, decoded_row
 from tests.native_paths import records_both_ways
 from tests.unit.mq.conftest import EntryMaker
 

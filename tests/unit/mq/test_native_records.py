@@ -16,7 +16,7 @@ from bridge.mq.flat_encoder import RenderedRecords, RenderedRows
 from bridge.mq.formats import record_builder
 from bridge.mq.records import HEADER_GTID, HEADER_SNAPSHOT, RECORD_OVERHEAD
 from bridge.mq.rendering import render_rows, render_rows_apart
-from bridge.parse.rows import Plan, RowDecoder, decoded_row
+from bridge.parse.binlog.rows import Plan, RowDecoder, decoded_row
 from bridge.position import SnapshotHeader
 from tests.native_paths import (
     BATCH_ID,

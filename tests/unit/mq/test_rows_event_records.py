@@ -13,9 +13,9 @@ import pytest
 
 from bridge.entry import EventType, Header, RowChange
 from bridge.mq.rendering import EventRenderer, render_rows
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.rows import RowDecoder, RowsKind
-from bridge.parse.table_meta import ColumnMeta, TableMeta
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.rows import RowDecoder, RowsKind
+from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
 from tests.native_paths import compiled_module
 from tests.unit.parse.rowbytes import (
     bitmap,

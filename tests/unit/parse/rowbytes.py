@@ -6,8 +6,8 @@ from __future__ import annotations
 import struct
 from decimal import Decimal, localcontext
 
-from bridge.parse.codes import MysqlType
-from bridge.parse.table_meta import ColumnMeta
+from bridge.parse.binlog.codes import MysqlType
+from bridge.parse.binlog.table_meta import ColumnMeta
 
 _DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.table_map import build_table_meta
-from bridge.parse.table_map_event import ColumnDef
-from bridge.parse.table_meta import ColumnMeta
-from bridge.parse.values import DECODERS, DecodeOptions, make_decoder, null_sql_type
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.table_map import ColumnDef
+from bridge.parse.binlog.table_meta import ColumnMeta, build_table_meta
+from bridge.parse.binlog.values import DECODERS, DecodeOptions, make_decoder, null_sql_type
 from bridge.types import JdbcType as J
 
 from .rowbytes import (

@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 
 from bridge import native
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.rows import RowDecoder
-from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import DecodeOptions
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.rows import RowDecoder
+from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
+from bridge.parse.binlog.values import DecodeOptions
 from tests.native_paths import compiled_module
 
 from .rowbytes import bitmap, datetime2_bytes, decimal_bytes

@@ -9,7 +9,7 @@ import pytest
 
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.flat_message import build_flat_messages
-from bridge.parse.rows import DecodedRow, RowDecoder, RowsKind
+from bridge.parse.binlog.rows import DecodedRow, RowDecoder, RowsKind
 
 from .rowbytes import bitmap, lenenc
 from .test_rows import ALL, TABLE, image

@@ -16,16 +16,16 @@ import zstandard
 
 from bridge.entry import EncodedAhead, EntryType, EventEncode, EventType
 from bridge.mq.rendering import EventRenderer
-from bridge.parse import events
-from bridge.parse.codes import EventCode as E
-from bridge.parse.codes import MysqlType as T
+from bridge.parse.binlog import events
+from bridge.parse.binlog.codes import EventCode as E
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.dump import PYMYSQL_PRIVATE_NAMES
+from bridge.parse.binlog.events import EVENT_TYPES, HEADER, Handling
+from bridge.parse.binlog.framing import RawEvent
+from bridge.parse.binlog.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
 from bridge.parse.convert import GROUP_ENTRIES, EventConverter
-from bridge.parse.dump import PYMYSQL_PRIVATE_NAMES
-from bridge.parse.events import EVENT_TYPES, HEADER, Handling
+from bridge.parse.entry_codec import FLAT_ENTRY_TYPE, EntryEncoder
 from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedBinlogEvent
-from bridge.parse.framing import RawEvent
-from bridge.parse.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
-from bridge.parse.wire import FLAT_ENTRY_TYPE, EntryEncoder
 from bridge.schema.definitions import Schemas
 from bridge.schema.history import SchemaHistory
 from tests.native_paths import compiled_module
@@ -199,11 +199,13 @@ def test_gtid_and_xa_prepare_frame_transactions() -> None:
 
 
 def test_pymysql_still_has_the_internals_the_dump_uses() -> None:
-    """Fails by name when a PyMySQL upgrade renames what ``bridge.parse.dump`` and
+    """Fails by name when a PyMySQL upgrade renames what ``bridge.parse.binlog.dump`` and
     ``EventReader`` rely on (PyMySQL has no public API for a replication command)."""
     source = inspect.getsource(pymysql.connections.Connection)
     missing = [name for name in PYMYSQL_PRIVATE_NAMES if f"self.{name}" not in source]
-    assert missing == [], f"PyMySQL {pymysql.__version__} lacks {missing}: adapt bridge.parse.dump"
+    assert missing == [], (
+        f"PyMySQL {pymysql.__version__} lacks {missing}: adapt bridge.parse.binlog.dump"
+    )
 
 
 def test_the_parser_no_longer_imports_mysql_replication() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bridge.entry import Entry
 from bridge.parse.child import READS_PER_FRAME, FrameBatcher
 from bridge.parse.convert import GROUP_ENTRIES
-from bridge.parse.wire import FlatEntry
+from bridge.parse.entry_codec import FlatEntry
 
 
 class Sent:

@@ -14,9 +14,9 @@ import pymysql
 import pytest
 
 from bridge import native
-from bridge.parse.codes import EventCode
-from bridge.parse.events import HEADER
-from bridge.parse.framing import MAX_PACKET, EventReader, read_end
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.events import HEADER
+from bridge.parse.binlog.framing import MAX_PACKET, EventReader, read_end
 from tests.native_paths import compiled_module
 
 

@@ -1,8 +1,8 @@
-"""GTID events and GTID sets (bridge.parse.gtid) against bytes and text MySQL produces.
+"""GTID events and GTID sets (bridge.parse.binlog.gtid) against bytes and text MySQL produces.
 
 The ``REAL_*`` bodies were cut from a MySQL 9.7.4 binlog (mysqlbinlog --raw); the expected
 values are what ``mysqlbinlog -vv`` printed for them. Other bodies are built by hand from
-the layouts documented in bridge/parse/gtid.py.
+the layouts documented in bridge/parse/binlog/gtid.py.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import struct
 
 import pytest
 
-from bridge.parse.codes import EventCode
-from bridge.parse.gtid import (
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.gtid import (
     GNO_MAX,
     GtidEvent,
     GtidSet,

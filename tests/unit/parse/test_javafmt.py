@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from bridge.parse.javafmt import big_decimal_plain, double_to_string, float_to_string
+from bridge.parse.binlog.javafmt import big_decimal_plain, double_to_string, float_to_string
 
 
 def f32(value: float) -> float:

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from bridge import native
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.json_diff import (
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.json_diff import (
     Cell,
     CorruptJsonDiff,
     DiffOp,
@@ -31,9 +31,9 @@ from bridge.parse.json_diff import (
     read_diffs,
     read_packed_int,
 )
-from bridge.parse.rows import RowDecoder
-from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import decode_value
+from bridge.parse.binlog.rows import RowDecoder
+from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
+from bridge.parse.binlog.values import decode_value
 from tests.native_paths import compiled_module
 
 from .rowbytes import bitmap, col, lenenc, packed_int

@@ -18,12 +18,12 @@ import pytest
 from bridge.entry import EntryType
 from bridge.parse import parser as parser_module
 from bridge.parse.access import SourceAccess
+from bridge.parse.binlog.events import HEADER
+from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.convert import EventConverter
-from bridge.parse.events import HEADER
+from bridge.parse.entry_codec import FLAT_ENTRY_TYPE
 from bridge.parse.exceptions import UnsupportedBinlogEvent
-from bridge.parse.framing import RawEvent
 from bridge.parse.source import SourceFacts
-from bridge.parse.wire import FLAT_ENTRY_TYPE
 from bridge.position import EntryPosition
 from bridge.schema.definitions import Schemas
 from bridge.schema.history import SchemaHistory

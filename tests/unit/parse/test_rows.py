@@ -8,17 +8,17 @@ from datetime import UTC
 import pytest
 
 from bridge.entry import Column, RowData
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.exceptions import SchemaMismatch
-from bridge.parse.rows import (
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.rows import (
     ColumnCountMismatch,
     DecodedRow,
     Plan,
     RowDecoder,
     decoded_row,
 )
-from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import TruncatedRowImage, UnsupportedColumnType
+from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
+from bridge.parse.binlog.values import TruncatedRowImage, UnsupportedColumnType
+from bridge.parse.exceptions import SchemaMismatch
 from bridge.types import JdbcType as J
 
 from .rowbytes import bitmap, datetime2_bytes, decimal_bytes, lenenc

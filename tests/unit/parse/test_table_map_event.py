@@ -1,4 +1,4 @@
-"""TABLE_MAP bodies built by hand from the server's layout (``bridge.parse.table_map_event``).
+"""TABLE_MAP bodies built by hand from the server's layout (``bridge.parse.binlog.table_map``).
 
 The encoders here follow MySQL's writer (``Table_map_log_event::write_data_body`` and the
 ``save_field_metadata`` of each field), not the decoder, so a shared misreading cannot pass.
@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.table_map import build_table_meta
-from bridge.parse.table_map_event import ColumnDef, collation_name, decode_table_map
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.table_map import ColumnDef, collation_name, decode_table_map
+from bridge.parse.binlog.table_meta import build_table_meta
 
 from .rowbytes import packed_int
 

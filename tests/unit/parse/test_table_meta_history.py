@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.parse.codes import MysqlType as T
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.table_map import ColumnDef
+from bridge.parse.binlog.table_meta import build_table_meta
 from bridge.parse.exceptions import SchemaMismatch
-from bridge.parse.table_map import build_table_meta
-from bridge.parse.table_map_event import ColumnDef
 from bridge.schema.definitions import ColumnDefinition as Col
 from bridge.schema.definitions import TableDefinition
 

@@ -15,9 +15,9 @@ import pytest
 
 from bridge.config import DestinationConfig
 from bridge.instance.instance import decode_options
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.table_meta import ColumnMeta
-from bridge.parse.values import DecodeOptions, decode_value
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.table_meta import ColumnMeta
+from bridge.parse.binlog.values import DecodeOptions, decode_value
 from bridge.types import JdbcType as J
 
 from .rowbytes import col, decimal_bytes, int_bytes, lenenc, time2_bytes, timestamp2_bytes

@@ -8,10 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.exceptions import SchemaMismatch
-from bridge.parse.table_meta import ColumnMeta
-from bridge.parse.values import (
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.table_meta import ColumnMeta
+from bridge.parse.binlog.values import (
     DecodeOptions,
     TruncatedRowImage,
     UnsupportedColumnType,
@@ -19,6 +18,7 @@ from bridge.parse.values import (
     make_decoder,
     null_sql_type,
 )
+from bridge.parse.exceptions import SchemaMismatch
 from bridge.types import JdbcType as J
 
 from .rowbytes import (

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.table_meta import ColumnMeta
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.table_meta import ColumnMeta
 from bridge.snapshot.image import make_writer, native_spec, rows_body
 from tests.native_paths import compiled_module
 from tests.unit.parse.rowbytes import col

@@ -12,7 +12,7 @@ import pytest
 
 from bridge.config import DestinationConfig
 from bridge.entry import Column, RowData
-from bridge.parse.values import DecodeOptions
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.position import EntryPosition, SnapshotProgress, TableProgress
 from bridge.snapshot.handoff import SnapshotHandoff
 from bridge.snapshot.reader import SnapshotReader

@@ -1,7 +1,7 @@
 """Each row-image writer round-trips through the stream's decoder, over many values.
 
 Property style with a seeded generator: a value is written by ``bridge.snapshot.image`` and
-decoded by ``bridge.parse.values``; the text must be the value's own spelling (MySQL's text,
+decoded by ``bridge.parse.binlog.values``; the text must be the value's own spelling (MySQL's text,
 which the snapshot read), and where ``tests/unit/parse/rowbytes.py`` has an independent encoder
 of the same storage format the bytes must be its bytes.
 """
@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from bridge.parse.codes import MysqlType as T
-from bridge.parse.javafmt import double_to_string, float_to_string
-from bridge.parse.rows import RowDecoder
-from bridge.parse.table_meta import TableMeta
-from bridge.parse.values import DecodeOptions, decode_value
+from bridge.parse.binlog.codes import MysqlType as T
+from bridge.parse.binlog.javafmt import double_to_string, float_to_string
+from bridge.parse.binlog.rows import RowDecoder
+from bridge.parse.binlog.table_meta import TableMeta
+from bridge.parse.binlog.values import DecodeOptions, decode_value
 from bridge.snapshot.image import insert_body, make_writer
 from bridge.snapshot.jsonb import binary_json
 from tests.unit.parse.rowbytes import (

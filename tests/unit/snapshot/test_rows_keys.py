@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bridge.parse.values import DecodeOptions
+from bridge.parse.binlog.values import DecodeOptions
 from bridge.snapshot.columns import chunking_key
 from bridge.snapshot.rows import (
     SnapshotTable,

@@ -44,8 +44,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from bridge.parse.codes import EventCode
-from bridge.parse.packed import extra_bytes
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.packed import extra_bytes
 
 GNO_MAX = (1 << 63) - 2
 """The largest GNO: MySQL's GNO_END (INT64_MAX) is one past it."""

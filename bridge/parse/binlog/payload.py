@@ -25,10 +25,10 @@ from typing import BinaryIO, cast
 
 import zstandard
 
-from bridge.parse.events import HEADER, HEADER_SIZE
+from bridge.parse.binlog.events import HEADER, HEADER_SIZE
+from bridge.parse.binlog.framing import RawEvent
+from bridge.parse.binlog.packed import BadPackedInteger, read_packed_int
 from bridge.parse.exceptions import CorruptPayload
-from bridge.parse.framing import RawEvent
-from bridge.parse.packed import BadPackedInteger, read_packed_int
 
 FIELD_END = 0
 FIELD_PAYLOAD_SIZE = 1

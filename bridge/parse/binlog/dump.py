@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.parse.access import Source
+from bridge.parse.binlog.framing import EventReader
+from bridge.parse.binlog.gtid import is_mariadb_gtid_set, parse_gtid_set
 from bridge.parse.exceptions import SourceMisconfigured
-from bridge.parse.framing import EventReader
-from bridge.parse.gtid import is_mariadb_gtid_set, parse_gtid_set
 from bridge.parse.source import SourceConnection, connection_settings
 
 COM_REGISTER_SLAVE = 0x15

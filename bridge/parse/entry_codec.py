@@ -35,7 +35,7 @@ from bridge.entry import (
     RowData,
     row_images,
 )
-from bridge.parse.rows import DecodedRow, Plan, decoded_row
+from bridge.parse.binlog.rows import DecodedRow, Plan, decoded_row
 
 NO_PLAN = -1
 

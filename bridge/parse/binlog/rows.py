@@ -10,8 +10,8 @@ the checksum::
                                 PARTIAL_UPDATE: before, value_options [+ partial_bits], after
 
 A ``RowDecoder`` is built once per table definition: it binds one value decoder per column
-(``bridge.parse.values``) and caches a plan per present-columns bitmap, so decoding a row is a
-loop over precomputed tuples. Following canal's ``LogEventConvert.parseOneRow``:
+(``bridge.parse.binlog.values``) and caches a plan per present-columns bitmap, so decoding a row is
+a loop over precomputed tuples. Following canal's ``LogEventConvert.parseOneRow``:
 
 - INSERT rows fill ``after`` (every column ``updated``), DELETE rows ``before`` (none updated),
   UPDATE rows both; before-image columns are never ``updated``; an after-image column is
@@ -20,9 +20,9 @@ loop over precomputed tuples. Following canal's ``LogEventConvert.parseOneRow``:
 - Columns absent from an image (``binlog_row_image=MINIMAL/NOBLOB``) are left out.
 - PARTIAL_UPDATE rows (type 39, ``binlog_row_value_options=PARTIAL_JSON``) come out as the
   UPDATE rows of the same change: a JSON column logged as diffs gets the document rebuilt
-  from its before image (``bridge.parse.json_diff``), rendered by its own decoder.
+  from its before image (``bridge.parse.binlog.json_diff``), rendered by its own decoder.
 
-Failures raise subclasses of ``SchemaMismatch`` (``bridge.parse.values.RowDecodeError``): the
+Failures raise subclasses of ``SchemaMismatch`` (``bridge.parse.binlog.values.RowDecodeError``): the
 event's column count differs from the table's, a value runs past the body, or bytes are left
 over; the message names the table, and the caller adds the binlog position.
 """
@@ -36,17 +36,17 @@ from datetime import tzinfo
 from typing import Any, Literal
 
 from bridge.entry import Column, RowData
-from bridge.parse.codes import MysqlType
-from bridge.parse.compiled import Spec, column_spec, image_reader
-from bridge.parse.json_diff import (
+from bridge.parse.binlog.codes import MysqlType
+from bridge.parse.binlog.compiled import Spec, column_spec, image_reader
+from bridge.parse.binlog.json_diff import (
     JsonDiffNotApplicable,
     PartialJsonWithoutBase,
     apply_diffs,
     partial_columns,
     read_diffs,
 )
-from bridge.parse.table_meta import ColumnMeta, TableMeta
-from bridge.parse.values import (
+from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
+from bridge.parse.binlog.values import (
     DecodeOptions,
     RowDecodeError,
     TruncatedRowImage,
@@ -103,7 +103,7 @@ class Plan:
         self, steps: tuple[tuple[Any, ...], ...], specs: Sequence[Spec | None] = ()
     ) -> None:
         # Per present column: (decoder, index, name, is_key, mysql_type, null sql_type), and
-        # how the compiled reader decodes it (``bridge.parse.compiled``; () for none).
+        # how the compiled reader decodes it (``bridge.parse.binlog.compiled``; () for none).
         self.columns = steps
         self.indexes = tuple(step[1] for step in steps)
         self.names: tuple[str, ...] = tuple(step[2] for step in steps)
@@ -117,7 +117,7 @@ class Plan:
 
     @classmethod
     def described(cls, columns: Sequence[tuple[int, str, bool, str, int]]) -> Plan:
-        """The plan of rows decoded in another process (``bridge.parse.wire``): the columns
+        """The plan of rows decoded in another process (``bridge.parse.entry_codec``): the columns
         as ``(index, name, is_key, mysql_type, null sql_type)``, no decoders and no reader."""
         plan = cls.__new__(cls)
         plan.columns = tuple((None, *column) for column in columns)

@@ -1,6 +1,6 @@
 """Binlog events straight from the dump connection, framed by us into one large buffer.
 
-Once ``bridge.parse.dump`` has sent the dump command, the connection carries binlog events
+Once ``bridge.parse.binlog.dump`` has sent the dump command, the connection carries binlog events
 only. ``EventReader`` reads the socket in large chunks, cuts them into MySQL packets and binlog
 events, and hands out each event's bytes; ``RawEvent`` gives its 19-byte header fields. Building
 an object per network packet (as a client library would) costs more than decoding the rows.
@@ -25,8 +25,8 @@ from typing import Any
 from pymysql.protocol import MysqlPacket
 
 from bridge import native
-from bridge.parse.codes import EventCode
-from bridge.parse.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, LOG_POS_AT, rotation
+from bridge.parse.binlog.codes import EventCode
+from bridge.parse.binlog.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, LOG_POS_AT, rotation
 
 MAX_PACKET = 0xFFFFFF
 # The most one read of the socket asks for (more only for an event larger than that). Below
@@ -67,7 +67,7 @@ class RawEvent:
     """One binlog event: its header fields and bytes (``data``: header + body + checksum).
 
     ``body_end`` excludes the checksum. Events unpacked from a TRANSACTION_PAYLOAD take the
-    payload event's ``log_pos`` and ``event_size`` (``bridge.parse.payload``): they have no
+    payload event's ``log_pos`` and ``event_size`` (``bridge.parse.binlog.payload``): they have no
     position of their own in the binlog file.
     """
 

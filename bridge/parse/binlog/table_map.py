@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
-from bridge.parse.codes import MysqlType
-from bridge.parse.packed import extra_bytes
+from bridge.parse.binlog.codes import MysqlType
+from bridge.parse.binlog.packed import extra_bytes
 
 T = TypeVar("T")
 

@@ -1,8 +1,8 @@
 """The binlog's numbers, defined once: event type codes and column type codes.
 
 ``EventCode`` names every event type MySQL (5.7 to 9.x) and MariaDB (10.x, 11.x) write, as the
-servers' sources name them (``binlog_event.h``, MariaDB's ``log_event.h``); what the converter
-does with each is ``bridge.parse.events.EVENT_TYPES``. ``MysqlType`` is the column type code a
+servers' sources name them (``binlog_event.h``, MariaDB's ``log_event.h``); what the converter does
+with each is ``bridge.parse.binlog.events.EVENT_TYPES``. ``MysqlType`` is the column type code a
 TABLE_MAP names (``enum_field_types``), MariaDB's binlog-only compressed codes included.
 
 The Rust reader (``native/``) keeps its own copy of the column codes it decodes; the

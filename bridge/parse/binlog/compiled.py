@@ -4,7 +4,7 @@ the reader of a plan.
 The compiled reader renders the types of most tables: integers, DECIMAL, DATETIME2, DATE,
 TIME2, YEAR, and UTF-8 or binary strings and BLOBs. FLOAT/DOUBLE (Java's shortest rendering),
 TIMESTAMP (time zones), ENUM/SET, BIT, JSON, GEOMETRY, other charsets and base64 binary text
-(``mq.binary_encoding: base64``) keep their Python decoders (``bridge.parse.values``), which
+(``mq.binary_encoding: base64``) keep their Python decoders (``bridge.parse.binlog.values``), which
 the compiled reader calls for those columns. Both value modes are honoured: the only mode
 difference among the compiled types is DECIMAL's canal spelling, a flag of its spec. It
 hands an image to the Python reader whenever that one must decide (truncated or corrupt
@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bridge import native
-from bridge.parse.codes import MysqlType
-from bridge.parse.table_meta import ColumnMeta
-from bridge.parse.values import (
+from bridge.parse.binlog.codes import MysqlType
+from bridge.parse.binlog.table_meta import ColumnMeta
+from bridge.parse.binlog.values import (
     _T,
     INTEGER_LAYOUTS,
     DecodeOptions,
@@ -85,7 +85,7 @@ ImageReader = Callable[[bytes, int], Any]
 def image_reader(
     steps: Sequence[tuple[Any, ...]], specs: Sequence[Spec | None], python: ImageReader
 ) -> ImageReader:
-    """The compiled reader of a plan (``steps`` as ``bridge.parse.rows.Plan`` holds them)
+    """The compiled reader of a plan (``steps`` as ``bridge.parse.binlog.rows.Plan`` holds them)
     when it is built and decodes at least one of its columns, else ``python``; the compiled
     reader calls the Python decoders of the other columns, and ``python`` when it declines."""
     module = native.module

@@ -2,7 +2,7 @@
 from their bytes.
 
 One table lists every event type MySQL (5.7 to 9.x) and MariaDB (10.x, 11.x) write (their codes
-are ``bridge.parse.codes.EventCode``) with what the converter does with it (``EVENT_TYPES``):
+are ``bridge.parse.binlog.codes.EventCode``) with what the converter does with it (``EVENT_TYPES``):
 decode it, pass it by as harmless, or refuse it with one line saying why. A type missing from
 the table is unknown, and unknown is refused too: a CDC tool that skips what it does not
 understand loses changes without a word.
@@ -18,7 +18,7 @@ import struct
 from dataclasses import dataclass
 from enum import Enum
 
-from bridge.parse.codes import EventCode
+from bridge.parse.binlog.codes import EventCode
 
 HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
 HEADER_SIZE = 19

@@ -1,9 +1,9 @@
 """Column values of binlog row images, rendered as canal renders them.
 
 Decoding is a table: ``DECODERS`` maps a ``MYSQL_TYPE_*`` code to a small factory that, given a
-``ColumnMeta`` (and the ``DecodeOptions``), returns a pure ``ValueDecoder``
-``(data, pos) -> (text, sql_type, new_pos)``. ``bridge.parse.rows.RowDecoder`` builds one decoder
-per column once per table and calls them in a tight loop.
+``ColumnMeta`` (and the ``DecodeOptions``), returns a pure ``ValueDecoder`` ``(data, pos) -> (text,
+sql_type, new_pos)``. ``bridge.parse.binlog.rows.RowDecoder`` builds one decoder per column once per
+table and calls them in a tight loop.
 
 Renderings and ``sql_type`` codes follow canal 1.1.8's ``RowsLogBuffer.fetchValue`` +
 ``LogEventConvert.parseOneRow``. The ``sql_type`` is canal's in both value modes
@@ -85,10 +85,10 @@ from datetime import datetime, tzinfo
 from types import SimpleNamespace
 from typing import Any, Literal, get_args
 
-from bridge.parse.codes import MysqlType
+from bridge.parse.binlog.codes import MysqlType
+from bridge.parse.binlog.javafmt import big_decimal_plain, double_to_string, float_to_string
+from bridge.parse.binlog.table_meta import ColumnMeta
 from bridge.parse.exceptions import SchemaMismatch
-from bridge.parse.javafmt import big_decimal_plain, double_to_string, float_to_string
-from bridge.parse.table_meta import ColumnMeta
 from bridge.types import JdbcType
 
 ValueDecoder = Callable[[bytes, int], tuple[str, int, int]]

@@ -56,8 +56,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, TypeAlias
 
-from bridge.parse import packed
-from bridge.parse.values import RowDecodeError, TruncatedRowImage, _jsonb_length
+from bridge.parse.binlog import packed
+from bridge.parse.binlog.values import RowDecodeError, TruncatedRowImage, _jsonb_length
 
 PARTIAL_JSON = 1  # value_options bit: the row has partial_bits
 
@@ -139,7 +139,7 @@ class JsonDiff:
 
 
 def read_packed_int(data: bytes, pos: int, end: int | None = None) -> tuple[int, int]:
-    """``bridge.parse.packed.read_packed_int``, failing as ``CorruptJsonDiff``."""
+    """``bridge.parse.binlog.packed.read_packed_int``, failing as ``CorruptJsonDiff``."""
     try:
         return packed.read_packed_int(data, pos, end)
     except packed.BadPackedInteger as exc:

@@ -1,9 +1,12 @@
-"""Build a ``TableMeta`` from a TABLE_MAP and the table's definition at the event's position.
+"""Table definitions as the row decoder needs them, built once per TABLE_MAP definition.
 
-The definition comes from the schema history (``bridge.schema``): the table as it was when the
-row was written, whatever happened to it since. It gives what the TABLE_MAP leaves out: names
-(``binlog_row_metadata`` MINIMAL or NO_LOG), the declared type text canal shows (``int(11)``,
-``varchar(64)``), the primary key, and the charsets and ENUM/SET labels a NO_LOG map lacks.
+A ``TableMeta`` is derived from a binlog TABLE_MAP event (column types, binlog metadata, and
+with ``binlog_row_metadata=FULL`` the names, signedness, charsets, ENUM/SET labels and primary
+key) and the table's definition at the event's position in the schema history
+(``bridge.schema``), which gives what the TABLE_MAP leaves out: names (MINIMAL or NO_LOG), the
+declared type text canal shows (``int(11)``, ``varchar(64)``), the primary key, and the
+charsets and ENUM/SET labels a NO_LOG map lacks. The row decoder (``bridge.parse.binlog.rows``)
+turns raw row images into canal's text renderings with it.
 
 The two are checked against each other on every new TABLE_MAP, never trusted blindly: with
 names in the binlog (FULL) they must match the definition's; without, the column count and each
@@ -16,13 +19,64 @@ TABLE_MAP without names is refused.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from bridge.parse.codes import DATA_TYPE_CODES, MysqlType
+from bridge.parse.binlog.codes import DATA_TYPE_CODES, MysqlType
 from bridge.parse.exceptions import SchemaMismatch
-from bridge.parse.table_meta import ColumnMeta, TableMeta
 from bridge.schema.definitions import ColumnDefinition, TableDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnMeta:
+    """One column of a table as written in the binlog.
+
+    ``type_code`` is the *real* ``MYSQL_TYPE_*`` code (for CHAR/ENUM/SET columns, which the
+    binlog logs as MYSQL_TYPE_STRING, the real type taken from the metadata bytes).
+    The size fields are the decoded TABLE_MAP metadata, each meaningful for some types only:
+
+    - ``max_length``: CHAR/VARCHAR max length in bytes (selects a 1- or 2-byte length prefix);
+      BLOB/TEXT/JSON/GEOMETRY/VECTOR: the length-prefix size (1..4; 0 for JSON, GEOMETRY and
+      VECTOR means 4); ENUM/SET: storage bytes.
+    - ``precision`` / ``scale``: DECIMAL.
+    - ``fsp``: fractional-seconds precision of TIME2/DATETIME2/TIMESTAMP2 (0..6).
+    - ``bits``: BIT(n) width.
+    - ``charset``: charset of a text column, by its MySQL name (``utf8mb4``, ``latin1``) or a
+      Python codec (``bridge.parse.binlog.values`` decodes both); ``None`` for binary data.
+    """
+
+    index: int
+    name: str
+    type_code: int
+    mysql_type: str
+    unsigned: bool = False
+    nullable: bool = True
+    is_key: bool = False
+    charset: str | None = None
+    max_length: int = 0
+    precision: int = 0
+    scale: int = 0
+    fsp: int = 0
+    bits: int = 0
+    enum_values: tuple[str, ...] = ()
+    set_values: tuple[str, ...] = ()
+    is_text: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TableMeta:
+    schema: str
+    table: str
+    columns: tuple[ColumnMeta, ...]
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    @property
+    def key_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.is_key)
+
 
 # Bytes per character, by charset name (the part of a collation before the first '_').
 _MAX_BYTES_PER_CHAR = {
@@ -133,7 +187,7 @@ def declared_type(column: Any, display_widths: bool = True) -> str:
 
 def _codec(collation: str | None) -> str | None:
     """The charset of a text column as ``ColumnMeta.charset`` wants it (its MySQL name, which
-    ``bridge.parse.values`` maps to a decoder), ``None`` for binary data."""
+    ``bridge.parse.binlog.values`` maps to a decoder), ``None`` for binary data."""
     charset = _charset_name(collation)
     return None if charset == "binary" else charset
 
@@ -206,7 +260,7 @@ def build_table_meta(
     display_widths: bool = True,
     strict: bool = True,
 ) -> TableMeta:
-    """``columns`` are the TABLE_MAP's columns (``bridge.parse.table_map_event.ColumnDef``:
+    """``columns`` are the TABLE_MAP's columns (``bridge.parse.binlog.table_map.ColumnDef``:
     mysql-replication's ``Column`` attributes, ENUM labels without a placeholder);
     ``definition`` the table at the event's position, or None if unknown; ``display_widths``
     as ``declared_type`` takes it, for types derived from the binlog. ``strict=False``, for a

@@ -1,4 +1,5 @@
-"""Entries survive the trip from the reader's process to the instance's (``bridge.parse.wire``)."""
+"""Entries survive the trip from the reader's process to the instance's
+(``bridge.parse.entry_codec``)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import struct
 
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange, RowData
 from bridge.mq.flat_message import build_flat_messages
-from bridge.parse.rows import RowDecoder
-from bridge.parse.wire import EntryDecoder, EntryEncoder
+from bridge.parse.binlog.rows import RowDecoder
+from bridge.parse.entry_codec import EntryDecoder, EntryEncoder
 
 from .rowbytes import bitmap, lenenc
 from .test_rows import ALL, TABLE, col, image
