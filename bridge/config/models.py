@@ -11,6 +11,8 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    TypeAdapter,
+    ValidationError,
     field_validator,
     model_validator,
 )
@@ -36,6 +38,9 @@ from bridge.config.rules import (
     PartitionHash,
     TopicPartitionCounts,
 )
+
+_FORMATS = ("flat_message", "protobuf")
+_BOOL = TypeAdapter(bool)
 
 # librdkafka's default message.max.bytes: the record size limit unless the producer sets one.
 DEFAULT_MAX_RECORD_BYTES = 1_000_000
@@ -288,6 +293,10 @@ class MqConfig(_Model):
         TopicPartitionCounts, CanalRule(TopicPartitionCounts.parse)
     ] = TopicPartitionCounts()
     database_hash: bool = True
+    # The output format, a name in bridge.mq.formats.ENCODERS: flat_message (canal's
+    # FlatMessage JSON, canal-json) or protobuf (canal's protobuf Message). flat_message is
+    # canal's boolean for it (canal.mq.flatMessage), kept as an alias: false means protobuf.
+    format: Literal["flat_message", "protobuf"] = "flat_message"
     flat_message: bool = True
     ddl: Annotated[DdlPolicy, CanalRule(DdlPolicy.parse)] = DdlPolicy()
     oversize: Annotated[OversizePolicy, CanalRule(OversizePolicy.parse)] = OversizePolicy()
@@ -306,6 +315,32 @@ class MqConfig(_Model):
     # of the new one, each on its key's partition (per-key order holds across partitions);
     # update: one UPDATE hashed by the new key, as canal sends it.
     key_change: Literal["split", "update"] = "split"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_message_names_the_format(cls, data: Any) -> Any:
+        """``format`` and its alias ``flat_message`` agree once validated: either given sets
+        the other; both given and contradicting is refused."""
+        if not isinstance(data, dict):
+            return data
+        given = data.get("format")
+        if data.get("flat_message") is None:
+            if given in _FORMATS:
+                return {**data, "flat_message": given == "flat_message"}
+            return data
+        try:
+            flat = _BOOL.validate_python(data["flat_message"])
+        except ValidationError:
+            return data  # the field reports it
+        named = "flat_message" if flat else "protobuf"
+        if given is None:
+            return {**data, "format": named}
+        if given != named:
+            raise ValueError(
+                f"format {given!r} contradicts flat_message {str(flat).lower()} (canal's "
+                f"alias of format: {str(flat).lower()} means {named}); remove flat_message"
+            )
+        return data
 
     @field_validator("ddl", "oversize")
     @classmethod

@@ -2,8 +2,9 @@
 encoder: once, when the destination is built (``rows_encoder``).
 
 A format is registered as a factory of its ``RowsEncoder`` (see that protocol for an example);
-the configuration names the format (``mq.flat_message: true`` is canal's ``canal-json``,
-``false`` canal's protobuf ``Message``).
+the configuration names the format, ``mq.format``: one of ``ENCODERS``' keys
+(``flat_message``: canal's ``canal-json``; ``protobuf``: canal's protobuf ``Message``; canal's
+boolean ``mq.flat_message`` is an alias).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def flat_message_encoder(
 def protobuf_encoder(
     mq: MqConfig, placement: Placement, compiled: native.Compiled | None
 ) -> RowsEncoder:
-    """canal's protobuf messages (``mq.flat_message: false``): pure Python, per batch.
+    """canal's protobuf messages (``mq.format: protobuf``): pure Python, per batch.
     Imported here, when a destination asks for it: protobuf's runtime and canal's message
     classes cost a process 8 MB that flat-message destinations need not pay."""
     from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
@@ -57,8 +58,8 @@ class Loaded(Enum):
 
 
 def format_name(mq: MqConfig) -> str:
-    """The registered format a destination's settings ask for."""
-    return "flat_message" if mq.flat_message else "protobuf"
+    """The registered format a destination's settings ask for (``mq.format``)."""
+    return mq.format
 
 
 def placement_of(mq: MqConfig, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> Placement:

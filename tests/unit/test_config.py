@@ -630,3 +630,33 @@ def test_batch_size_must_fit_the_store_in_item_mode() -> None:
     # In MEMSIZE mode batch_size counts mem_unit bytes, not slots.
     memsize = with_("destinations.0.store.mode", "MEMSIZE", small_store)
     assert parse_config(memsize, environ={}).destinations[0].batch_size == 1024
+
+
+@pytest.mark.parametrize(
+    ("given", "format_"),
+    [
+        ({}, "flat_message"),
+        ({"format": "protobuf"}, "protobuf"),
+        ({"flat_message": False}, "protobuf"),
+        ({"flat_message": True}, "flat_message"),
+        ({"format": "protobuf", "flat_message": False}, "protobuf"),
+    ],
+)
+def test_mq_format_and_its_alias_flat_message(given: dict[str, object], format_: str) -> None:
+    mq = parse_config(with_("destinations.0.mq", {"topic": "t", **given}), environ={})
+    assert mq.destinations[0].mq.format == format_
+    assert mq.destinations[0].mq.flat_message is (format_ == "flat_message")
+
+
+def test_a_format_contradicting_flat_message_is_one_line_with_its_path() -> None:
+    data = with_("destinations.0.mq", {"topic": "t", "format": "protobuf", "flat_message": True})
+    (problem,) = problems_of(data)
+    assert problem.startswith("destinations[0].mq: format 'protobuf' contradicts flat_message")
+    assert "\n" not in problem
+    # The keys it names are the model's.
+    assert {"format", "flat_message"} <= set(MqConfig.model_fields)
+
+
+def test_an_unknown_format_names_the_registered_ones() -> None:
+    (problem,) = problems_of(with_("destinations.0.mq.format", "avro"))
+    assert problem == "destinations[0].mq.format: must be one of 'flat_message' or 'protobuf'"
