@@ -766,7 +766,11 @@ def run_checks(config: BridgeConfig) -> list[CheckResult]:
     results: list[CheckResult] = []
     for destination in config.destinations:
         results += check_source(destination)
-    results += check_kafka(config)
+    if config.broker == "kafka":
+        results += check_kafka(config)
+    else:
+        detail = f"broker {config.broker}: no Kafka cluster to check"
+        results.append(CheckResult(config.broker, "broker", "SKIP", detail))
     return results
 
 

@@ -432,6 +432,9 @@ class DestinationConfig(_Model):
 
 
 class BridgeConfig(_Model):
+    # Where records go, a name in bridge.mq.senders.SENDERS: kafka (the kafka section's
+    # cluster) | memory (kept in memory and confirmed at once, for tests: bridge.mq.memory).
+    broker: Literal["kafka", "memory"] = "kafka"
     kafka: KafkaConfig
     meta: MetaConfig = MetaConfig()
     admin: AdminConfig = AdminConfig()

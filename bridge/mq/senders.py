@@ -1,8 +1,10 @@
 """Where a destination's worker sends its records: the broker seam.
 
 ``build_worker`` (``bridge.mq.worker``) asks a ``SenderFactory`` for each destination's sender;
-the runner picks the factory once with ``sender_factory(config)``. Kafka (``KafkaSenders``,
-one ``KafkaProducer`` per destination) is the one broker today.
+the runner picks the factory once with ``sender_factory(config)``, by the config's ``broker``
+name in ``SENDERS``: ``kafka`` (``KafkaSenders``, one ``KafkaProducer`` per destination, the
+default) or ``memory`` (``bridge.mq.memory.MemorySenders``: records kept in memory and
+confirmed at once, for tests).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Protocol
 from bridge.config import BridgeConfig, DestinationConfig, KafkaConfig
 from bridge.meta import MetaManager
 from bridge.mq.exactly_once import resume
+from bridge.mq.exceptions import MqError
+from bridge.mq.memory import MemorySenders
 from bridge.mq.producer import KafkaProducer, RecordSender
 from bridge.mq.records import BatchCursor
 from bridge.mq.transactional import TransactionalKafkaProducer, transactional_id
@@ -89,14 +93,19 @@ class KafkaSenders:
         return resume(self._config, destination, meta)
 
 
-# broker -> its sender factory, from the whole config
+# broker (the config's ``broker``) -> its sender factory, from the whole config
 SENDERS: dict[str, Callable[[BridgeConfig], SenderFactory]] = {
     "kafka": lambda config: KafkaSenders(config.kafka),
+    "memory": MemorySenders.from_config,
 }
-# The config has no key choosing a broker: its kafka section is the only one.
-BROKER = "kafka"
 
 
 def sender_factory(config: BridgeConfig) -> SenderFactory:
-    """The sender factory of the configured broker."""
-    return SENDERS[BROKER](config)
+    """The sender factory of the configured broker (``broker``)."""
+    make = SENDERS.get(config.broker)
+    if make is None:
+        raise MqError(
+            f"broker {config.broker!r} has no sender factory; registered: "
+            f"{', '.join(sorted(SENDERS))}"
+        )
+    return make(config)

@@ -154,12 +154,13 @@ def test_ha_fencing_is_such_a_guard() -> None:
     assert isinstance(outlets.sender(QuietSender(), "example"), FencedSender)
 
 
-def test_kafka_is_the_registered_broker() -> None:
+def test_kafka_is_the_default_broker() -> None:
     kafka = KafkaConfig(bootstrap_servers="127.0.0.1:1", producer={"message.max.bytes": 12345})
     config = BridgeConfig(kafka=kafka, destinations=(DESTINATION,))
     senders = sender_factory(config)
     assert isinstance(senders, KafkaSenders)
-    assert set(SENDERS) == {"kafka"}
+    assert set(SENDERS) == {"kafka", "memory"}
+    assert config.broker == "kafka"  # the default
     assert senders.max_record_bytes == 12345
     sender = senders.sender(DESTINATION)
     try:
