@@ -140,7 +140,8 @@ class KafkaConfig(_Model):
 class MetaConfig(_Model):
     """Where acked cursors are kept: ``file`` (``dir``/<destination>/meta.dat), ``memory``, or
     ``zookeeper`` (``{zookeeper.root}/destinations/<destination>/<client_id>/cursor``, needs the
-    ``zookeeper`` section); ``flush_period_ms`` paces the file and ZooKeeper writes."""
+    ``zookeeper`` section); ``flush_period_ms`` paces the file and ZooKeeper writes. The kinds
+    are ``memory`` and the names in ``bridge.meta.factory.CURSOR_STORES``."""
 
     store: Literal["file", "memory", "zookeeper"] = "file"
     dir: Path = Path("var/meta")

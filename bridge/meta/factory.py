@@ -1,10 +1,11 @@
 """The one place a destination's meta manager is built from the config (``meta.store``), for
 the plain runner and for HA alike.
 
-``memory`` is the memory manager alone; every other kind is a ``CursorStore`` wrapped by
-``PersistentMetaManager`` (memory + store + ``meta.flush_period_ms``). ``CURSOR_STORES`` maps
-each kind to the store's constructor: registering a store is one entry there (see
-``bridge.meta.base.CursorStore``).
+``memory`` (``MEMORY``) is the memory manager alone; every other kind is a ``CursorStore``
+wrapped by ``PersistentMetaManager`` (memory + store + ``meta.flush_period_ms``).
+``CURSOR_STORES`` maps each kind to the store's constructor: registering a store is one entry
+there (see ``bridge.meta.base.CursorStore``) and one name in ``MetaConfig.store``'s
+``Literal``, which a test pins to ``MEMORY`` and this registry's keys.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def _zookeeper_store(_config: MetaConfig, context: StoreContext) -> CursorStore:
     return ZooKeeperCursorStore(context.zookeeper, context.zookeeper_root, context.may_write)
 
 
+# The meta.store kind without a cursor store: acked cursors live as long as the process.
+MEMORY = "memory"
+
 # meta.store kind -> the constructor of its cursor store
 CURSOR_STORES: dict[str, StoreConstructor] = {
     "file": _file_store,
@@ -54,13 +58,13 @@ CURSOR_STORES: dict[str, StoreConstructor] = {
 
 def build_meta_manager(config: MetaConfig, context: StoreContext | None = None) -> MetaManager:
     """A new, unstarted meta manager for one destination's instance."""
-    if config.store == "memory":
+    if config.store == MEMORY:
         return MemoryMetaManager()
     make = CURSOR_STORES.get(config.store)
     if make is None:
         raise MetaError(
             f"meta.store {config.store!r} has no cursor store; registered: "
-            f"{', '.join(sorted(CURSOR_STORES))}"
+            f"{', '.join(sorted([MEMORY, *CURSOR_STORES]))}"
         )
     store = make(config, context or StoreContext())
     return PersistentMetaManager(MemoryMetaManager(), store, config.flush_period_ms)
