@@ -91,7 +91,7 @@ def check(config: ConfigOption) -> None:
 def status(config: ConfigOption) -> None:
     """Print each destination's cursor and how far it is behind its source; with HA, which
     process runs each destination and which stand by."""
-    from bridge.status import print_status
+    from bridge.commands.status import print_status
 
     loaded = _load(config)
     try:
@@ -114,7 +114,7 @@ def snapshot(
 ) -> None:
     """Ask the process running a destination to snapshot tables again while it streams
     (through ZooKeeper with HA, else its admin endpoint); exit 1 when refused or unreachable."""
-    from bridge.snapshot_command import request_snapshot
+    from bridge.commands.snapshot import request_snapshot
 
     loaded = _load(config)
     raise typer.Exit(
@@ -139,7 +139,7 @@ def schema_show(
 ) -> None:
     """Print the table definitions a destination decodes with, as of its acked cursor or a
     binlog position, from its stored schema history."""
-    from bridge.schema_command import show_schema
+    from bridge.commands.schema import show_schema
 
     raise typer.Exit(
         show_schema(_load(config), destination, table=table, at=at, out=sys.stdout, err=sys.stderr)
@@ -158,7 +158,7 @@ def schema_reload(
 ) -> None:
     """Read a table's definition from the source and keep it in the destination's history
     at a position (after a stop on a DDL the parser could not read); restart after."""
-    from bridge.schema_command import reload_table
+    from bridge.commands.schema import reload_table
 
     raise typer.Exit(
         reload_table(_load(config), destination, table=table, at=at, out=sys.stdout, err=sys.stderr)

@@ -18,12 +18,12 @@ from bridge.admin.base import (
     StoreUsage,
 )
 from bridge.admin.exceptions import AdminError, AdminListenFailed, AdminSetupFailed
+from bridge.admin.http_server import AdminServer, ServerLimits
 from bridge.admin.metrics import BridgeCollector, build_registry
 from bridge.admin.observe import RunnerObserver
 from bridge.admin.probes import ProbeResult, Probes, ReadinessLog, Verdict
 from bridge.admin.reach import BrokerWatch
 from bridge.admin.roles import HA_ROLES, HaRoles, set_ha_role
-from bridge.admin.server import AdminServer, ServerLimits
 
 __all__ = [
     "HA_ROLES",

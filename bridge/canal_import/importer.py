@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bridge.canal_import.canal_server import admin_section, meta_section, zookeeper_section
 from bridge.canal_import.conf_dir import CanalConf, read_conf
 from bridge.canal_import.destination import destination_entry
 from bridge.canal_import.exceptions import UnsupportedServerMode
 from bridge.canal_import.findings import Findings, Note
 from bridge.canal_import.kafka import kafka_section
 from bridge.canal_import.properties import Settings
-from bridge.canal_import.server import admin_section, meta_section, zookeeper_section
 from bridge.canal_import.unmapped import reason_for
 from bridge.canal_import.values import Reader
 

@@ -1,6 +1,7 @@
 """Instances (one per destination) and the embedded server's get / ack / rollback API."""
 
 from bridge.instance.api import EMPTY_BATCH_ID, CanalService, Message
+from bridge.instance.embedded import EmbeddedServer
 from bridge.instance.exceptions import (
     DestinationElsewhere,
     InstanceError,
@@ -8,7 +9,6 @@ from bridge.instance.exceptions import (
     UnknownDestination,
 )
 from bridge.instance.instance import Instance, mq_client
-from bridge.instance.server import EmbeddedServer
 
 __all__ = [
     "EMPTY_BATCH_ID",

@@ -1,7 +1,7 @@
 """What a client of an instance sees: canal's streaming get / ack / rollback API.
 
 The MQ worker (``bridge.mq.worker``) is such a client; the embedded server
-(``bridge.instance.server``) implements it.
+(``bridge.instance.embedded``) implements it.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
+from bridge.commands.status import describe
 from bridge.config import StartConfig, parse_config
 from bridge.instance.start_position import StartPositionFinder
 from bridge.parse.source import (
@@ -25,7 +26,6 @@ from bridge.parse.source import (
     server_version,
     status_statements,
 )
-from bridge.status import describe
 from tests.conftest import MysqlEndpoint, gtid_number, last_gtid
 from tests.integration.binlog_helpers import Connection, execute, source_config
 

@@ -14,11 +14,11 @@ import pytest
 
 from bridge.admin import AdminServer
 from bridge.admin.client import post_snapshot_request, snapshot_url
+from bridge.commands.snapshot import request_snapshot
 from bridge.config import AdminConfig, BridgeConfig
 from bridge.instance import DestinationElsewhere, InstanceFailed, UnknownDestination
 from bridge.snapshot.exceptions import SnapshotRequestRefused
 from bridge.snapshot.requests import RequestOutcome
-from bridge.snapshot_command import request_snapshot
 from tests.ops.helpers import free_port
 from tests.ops.test_admin_server import RUNNING, TOKEN_TEXT, FakeObserved, _self_signed
 

@@ -20,7 +20,7 @@ from bridge.admin import (
     SnapshotUsage,
 )
 from bridge.admin.metrics import BridgeCollector
-from bridge.admin.status import status_document
+from bridge.admin.status_document import status_document
 from bridge.mq.exceptions import TopicLookupFailed
 from bridge.mq.worker import WorkerProgress
 from bridge.position import EntryPosition

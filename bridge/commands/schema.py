@@ -23,6 +23,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TextIO
 
+from bridge.commands.status import stored_cursor
 from bridge.config import BridgeConfig
 from bridge.exceptions import BridgeError
 from bridge.parse.scan import ddl_statements
@@ -36,7 +37,6 @@ from bridge.schema.exceptions import UnreadableDdl
 from bridge.schema.recorder import HistoryNotCovering, SchemaRecorder
 from bridge.schema.store import HistoryStore, history_store
 from bridge.sink import TableFilter
-from bridge.status import stored_cursor
 
 OK, FAILED, USAGE = 0, 1, 2
 

@@ -44,7 +44,7 @@ from bridge.admin.metrics import build_registry
 from bridge.admin.periodic import Periodic
 from bridge.admin.probes import ProbeResult, Probes, ReadinessLog
 from bridge.admin.reach import CHECK_INTERVAL_S, BrokerWatch, kafka_check
-from bridge.admin.status import status_document
+from bridge.admin.status_document import status_document
 from bridge.config import AdminConfig, BridgeConfig, split_address
 
 log = logging.getLogger(__name__)
