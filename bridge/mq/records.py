@@ -88,21 +88,32 @@ def _snapshot_headers(
 class RowsEncoder(Protocol):
     """Writes a destination's entries as Kafka records, in one output format.
 
-    Adding a format is: implement this protocol, then register a factory under the format's
-    name in ``bridge.mq.formats.ENCODERS``. For example, a format writing each row change's
-    SQL as the record value::
+    Adding a format is: implement this protocol, register a factory under the format's name in
+    ``bridge.mq.formats.ENCODERS`` and add the name to ``MqConfig.format``'s ``Literal`` (a
+    test pins one to the other). For example, a format writing each row as a JSON record,
+    placed and keyed as canal places a row (DDL left out)::
 
-        class SqlEncoder:
+        class RowJsonEncoder:
             def __init__(self, placement: Placement) -> None:
                 self.placement = placement
 
             def encode(self, entry: Entry, batch_id: int, ts: int) -> list[OutgoingRecord]:
                 h, change = entry.header, entry.row_change
-                if change is None or not change.sql:
+                if change is None or change.is_ddl:
                     return []
-                topic, partition = self.placement.route(h.schema_name, h.table_name) or ("t", 0)
-                value = change.sql.encode()
-                return [OutgoingRecord(topic, partition, b"", value, binlog_headers(h))]
+                db, table, where = h.schema_name, h.table_name, self.placement
+                topic = where.topics.topic_for(db, table)
+                count = where.partition_counts.count_for(topic)
+                records = []
+                for row in change.row_datas:
+                    image = row.before if change.event_type is EventType.DELETE else row.after
+                    values = {c.name: None if c.is_null else c.value for c in image}
+                    keys = [c.name for c in image if c.is_key]
+                    partition = where.partitions.partition_for(db, table, values, keys, count)
+                    key = record_key(db, table, [values[k] for k in keys])
+                    value = orjson.dumps({"type": change.event_type.name, "row": values})
+                    records.append(OutgoingRecord(topic, partition, key, value, binlog_headers(h)))
+                return records
 
             def finish(self, batch_id: int, ts: int) -> list[OutgoingRecord]:
                 return []
@@ -112,7 +123,11 @@ class RowsEncoder(Protocol):
 
             rows_only = True  # encode makes nothing of an entry without a row change
 
-        ENCODERS["sql"] = lambda mq, placement, compiled: SqlEncoder(placement)
+        ENCODERS["row_json"] = lambda mq, placement, compiled: RowJsonEncoder(placement)
+
+    Every registered format, and this example, passes one contract
+    (tests/unit/mq/test_encoder_contract.py): each row on its table's topic and its row's
+    partition, in batch order per partition, under a key that is empty or names its table.
     """
 
     def encode(self, entry: Entry, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:

@@ -1,10 +1,14 @@
-"""Builders for Entries, shared by the mq tests through the ``make`` fixture."""
+"""Builders for Entries, shared by the mq tests through the ``make`` fixture, and readers of
+canal's protobuf records."""
 
 from __future__ import annotations
 
 import pytest
 
 from bridge.entry import Column, Entry, EntryType, EventType, Header, RowChange, RowData
+from bridge.mq.canal_protocol import canal_packet_pb2 as packets
+from bridge.mq.canal_protocol import entry_protocol_pb2 as pb
+from bridge.mq.records import OutgoingRecord
 from bridge.types import JdbcType
 
 
@@ -98,3 +102,17 @@ class EntryMaker:
 @pytest.fixture
 def make() -> EntryMaker:
     return EntryMaker()
+
+
+def decode(record: OutgoingRecord) -> tuple[packets.Packet, int, list[pb.Entry]]:
+    """A protobuf record read as canal's ``CanalMessageDeserializer`` reads it: its packet,
+    batch id and entries."""
+    packet = packets.Packet.FromString(record.value)
+    assert packet.type == packets.MESSAGES
+    messages = packets.Messages.FromString(packet.body)
+    return packet, messages.batch_id, [pb.Entry.FromString(m) for m in messages.messages]
+
+
+def change_of(entry: pb.Entry) -> pb.RowChange:
+    assert entry.entryType == pb.ROWDATA
+    return pb.RowChange.FromString(entry.storeValue)

@@ -12,7 +12,6 @@ import pytest
 from bridge.config import DEFAULT_MAX_RECORD_BYTES, MqConfig
 from bridge.config.rules import DdlPolicy, OversizePolicy
 from bridge.entry import Entry, EventType, Header, RowData
-from bridge.mq.canal_protocol import canal_packet_pb2 as packets
 from bridge.mq.canal_protocol import entry_protocol_pb2 as pb
 from bridge.mq.exceptions import RecordTooLarge
 from bridge.mq.flat_encoder import FlatMessageEncoder
@@ -20,7 +19,7 @@ from bridge.mq.formats import record_builder
 from bridge.mq.protobuf_encoder import ProtobufMessageEncoder
 from bridge.mq.records import OutgoingRecord, Placement, RecordBuilder
 from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
-from tests.unit.mq.conftest import EntryMaker
+from tests.unit.mq.conftest import EntryMaker, change_of, decode
 
 TS = 1_700_000_000_123
 
@@ -48,18 +47,6 @@ def builder(
     where = placement(dynamic, hash_rules, partitions, max_bytes)
     encoder = ProtobufMessageEncoder(where, ddl, oversize, dynamic_topic=bool(dynamic))
     return RecordBuilder(encoder)
-
-
-def decode(record: OutgoingRecord) -> tuple[packets.Packet, int, list[pb.Entry]]:
-    packet = packets.Packet.FromString(record.value)
-    assert packet.type == packets.MESSAGES
-    messages = packets.Messages.FromString(packet.body)
-    return packet, messages.batch_id, [pb.Entry.FromString(m) for m in messages.messages]
-
-
-def change_of(entry: pb.Entry) -> pb.RowChange:
-    assert entry.entryType == pb.ROWDATA
-    return pb.RowChange.FromString(entry.storeValue)
 
 
 def ids(entries: Sequence[pb.Entry]) -> list[list[str]]:
