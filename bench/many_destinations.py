@@ -16,7 +16,7 @@ voluntary context switches per second (how often its threads wake up), and at th
 resident memory (VmRSS, summed over the processes), processes, threads and open file
 descriptors.
 
-Prints a Markdown row for docs/benchmarks.md. Needs the local services:
+Prints a Markdown row (``--record``: appended to bench/results/runs.md). Needs the local services:
 ``eval "$(deploy/local/services.sh env)"``. MariaDB's ``max_connections`` (151 in
 deploy/local) bounds N: each destination holds a replica connection and one for table definitions.
 """

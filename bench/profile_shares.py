@@ -9,7 +9,7 @@ for it does not count as busy; ``BENCH_PY_SPY_FLAGS=--idle`` samples every threa
 and counts, per process, the samples in which a thread was busy: not waiting in a lock,
 queue, pipe, socket read or Kafka flush (a flush waits for the broker with the GIL released).
 Each busy sample goes to the stage named by its innermost frame that names one. A flame graph
-shows the same stacks one at a time; this is the table docs/benchmarks.md quotes.
+shows the same stacks one at a time; this is the table docs/benchmarks.md and bench/results quote.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The end-to-end benchmark of issue 7: one command, results appended to docs/benchmarks.md.
+"""The end-to-end benchmark: one command, results appended to bench/results/runs.md.
 
     var/venv/bin/python -m bench.run --all [--scale 1] [--repeat 3] [--record]
     var/venv/bin/python -m bench.run --workload a --scale 0.1
@@ -65,7 +65,7 @@ from bench.workloads import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "docs" / "benchmarks.md"
+RESULTS = ROOT / "bench" / "results" / "runs.md"
 READING = "reading"  # the instance's log line when the dump starts
 
 

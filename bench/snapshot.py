@@ -154,7 +154,7 @@ def summary(r: SnapshotRound) -> str:
 
 
 def report_lines(result: dict[str, Any]) -> list[str]:
-    """The snapshot's table for docs/benchmarks.md: medians of the rounds."""
+    """The snapshot's table for bench/results/runs.md: medians of the rounds."""
     rounds: list[SnapshotRound] = result["rounds"]
 
     rows = result["rows"]
