@@ -8,9 +8,9 @@ Loads the workload once, then, ``--rounds`` times, runs ``canal-bridge run`` fro
 ``--root`` in turn (its ``bridge`` package; e.g. ``git worktree add /tmp/wt-old <commit>``)
 from the workload's first position to a fresh topic, in ``bench.measure.round_order``'s
 order (two roots: A B, B A, B A, A B, ...): on a box that slows down or speeds up through a
-round, a fixed order favoured the same root every time (twentieth session: run first while
-the box slowed round by round, from 106k to 76k rows/s, 7f7fe8c used less CPU per row than
-the next commit in four rounds of five; run second, it used more or the same). Each run is
+round, a fixed order favoured the same root every time (run first while the box slowed
+round by round, from 106k to 76k rows/s, 7f7fe8c used less CPU per row than the next commit
+in four rounds of five; run second, it used more or the same). Each run is
 timed between 20 % and 90 % of its rows acked, which leaves out the start-up (the binlog
 reader's process finishing its start, connecting, the first batch) that ``bench.run``'s
 "from dump start" includes: rows per second, and CPU microseconds per row of the bridge and

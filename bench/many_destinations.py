@@ -1,4 +1,4 @@
-"""Many destinations in one process (issue 21, item 3): what N idle destinations cost.
+"""Many destinations in one process: what N idle destinations cost.
 
     var/venv/bin/python -m bench.many_destinations --destinations 100 [--idle-seconds 60]
     var/venv/bin/python -m bench.many_destinations --destinations 20 --setting parser_process=true

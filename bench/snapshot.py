@@ -1,4 +1,4 @@
-"""The snapshot benchmark of issue 18: rows the source already holds, read by ``canal-bridge run``
+"""The snapshot benchmark: rows the source already holds, read by ``canal-bridge run``
 with ``snapshot.mode: initial`` and sent to Kafka.
 
     var/venv/bin/python -m bench.run --snapshot --rows 1000000 [--repeat 3] [--record]

@@ -1,4 +1,4 @@
-"""The benchmark workloads of issue 7, loaded into a fresh schema of the local MariaDB.
+"""The benchmark workloads, loaded into a fresh schema of the local MariaDB.
 
 (a) mixed: 200k inserts in 1,000-row statements, then 100k single-row updates and 50k
     single-row deletes, 1,000 statements per transaction, on the wide table;

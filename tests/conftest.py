@@ -316,7 +316,7 @@ def replica_account(
 
 @pytest.fixture
 def read_only_account(mysql: MysqlEndpoint) -> Iterator[Account]:
-    """An account that can read and replicate but not write (issue 18: snapshots need no
+    """An account that can read and replicate but not write (snapshots need no
     more)."""
     with replica_account(mysql, "cb_ro") as account:
         yield account

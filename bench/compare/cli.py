@@ -90,10 +90,10 @@ def measure(system: System, expected: int, topics: list[str]) -> Round:
     deleted topic's files later (``log.segment.delete.delay.ms``, a minute), so a deletion
     between runs would do its work inside a later one.
 
-    While the system writes, only the topic's end offsets are watched (``written``). Until the
-    twentieth session its records were read and counted as they came, which parses each
-    record's JSON in this process: on two cores that took CPU from the system being measured,
-    and most from the fastest one. The span is the records' broker append times either way."""
+    While the system writes, only the topic's end offsets are watched (``written``): reading
+    and counting its records as they came would parse each record's JSON in this process,
+    which on two cores takes CPU from the system being measured, and most from the fastest
+    one. The span is the records' broker append times either way."""
     create_topic(system.topic)
     topics.append(system.topic)
     follower = TopicFollower(system.topic, system.count)

@@ -1,5 +1,5 @@
-"""Control actions of the admin endpoint: ``POST /destinations/<d>/snapshot`` (issue 18, item 5;
-docs/operations.md). Always behind ``requires_token`` (no token file: 403).
+"""Control actions of the admin endpoint: ``POST /destinations/<d>/snapshot``
+(docs/operations.md). Always behind ``requires_token`` (no token file: 403).
 
 ``snapshot_answer`` is the action without HTTP: the status code and JSON document for a
 request body, computed on the server's worker pool (checking the tables asks the source,

@@ -1,1 +1,1 @@
-"""Snapshots of existing rows, interleaved with the binlog stream (issue 18, docs/snapshots.md)."""
+"""Snapshots of existing rows, interleaved with the binlog stream (docs/snapshots.md)."""

@@ -1,4 +1,4 @@
-"""On-demand snapshots (issue 18, item 5; docs/snapshots.md, "On demand").
+"""On-demand snapshots (docs/snapshots.md, "On demand").
 
 A request names tables (``canal-bridge snapshot --tables db.t1,db.t2``, the admin endpoint's
 ``POST /destinations/<d>/snapshot``, or a ZooKeeper request node in HA mode). This module is

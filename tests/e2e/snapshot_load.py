@@ -1,4 +1,4 @@
-"""A snapshot under load, shared by tests/e2e/test_snapshot.py and tests/spark (issue 18):
+"""A snapshot under load, shared by tests/e2e/test_snapshot.py and tests/spark:
 three tables with 110k rows (one with a composite key), a writer that keeps updating,
 deleting and inserting them, ``snapshot.mode: initial`` with a source account that has only
 SELECT, REPLICATION SLAVE and REPLICATION CLIENT, the bridge killed -9 during the snapshot;

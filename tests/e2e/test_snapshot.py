@@ -1,4 +1,4 @@
-"""Snapshots end to end (issue 18, docs/snapshots.md), the negative case: the snapshot of
+"""Snapshots end to end (docs/snapshots.md), the negative case: the snapshot of
 tests/e2e/snapshot_load.py under a writer, with the window's key dropping turned off, leaves a
 key whose last record in Kafka is older than the source's row. The positive case (two kill -9,
 the topic and the Spark mirror equal to the source) is tests/spark/test_snapshot_kills.py."""

@@ -1,4 +1,4 @@
-"""``snapshot.mode: initial_only`` end to end (issue 18): the bridge snapshots the tables, then
+"""``snapshot.mode: initial_only`` end to end: the bridge snapshots the tables, then
 exits 0 once every snapshot row is acked; run again on its cursor, it has nothing left and
 exits at once without sending anything. The negative case: ``mode: initial`` on the same
 tables keeps running and streams a change made after the snapshot."""

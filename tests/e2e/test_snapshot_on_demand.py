@@ -1,4 +1,4 @@
-"""On-demand snapshot end to end (issue 18, item 5): a streaming-only destination (``snapshot.mode:
+"""On-demand snapshot end to end: a streaming-only destination (``snapshot.mode:
 never``) whose table already holds rows; ``canal-bridge snapshot --tables`` sent to its admin
 endpoint makes those rows arrive as snapshot records (header ``canal-bridge-snapshot``) while
 changes keep streaming. The negative case: before the request none of those rows is in the

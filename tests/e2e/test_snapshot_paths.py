@@ -1,4 +1,4 @@
-"""Snapshots (issue 18) on the paths tests/e2e/snapshot_load.py's run does not take: a table dropped
+"""Snapshots on the paths tests/e2e/snapshot_load.py's run does not take: a table dropped
 and one altered (ADD COLUMN) in the middle of their snapshot; a kill -9 mid-snapshot under
 ``mq.delivery: exactly_once`` (no duplicate read_committed; at-least-once shows the duplicates
 the kill causes); writer transactions that hold a row lock while a chunk reads it and commit

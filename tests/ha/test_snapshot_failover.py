@@ -1,4 +1,4 @@
-"""A snapshot (issue 18) in HA mode: the cursor, with the snapshot's progress, lives in
+"""A snapshot in HA mode: the cursor, with the snapshot's progress, lives in
 ZooKeeper. The active process is killed -9 mid-snapshot while a writer changes the tables;
 the standby takes over and resumes each table after its last acknowledged chunk, never from
 scratch, and the topic's final state equals the source's."""

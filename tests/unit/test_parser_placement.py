@@ -1,5 +1,5 @@
 """``parser_process: auto``: a child process per destination while a process has no more
-destinations than cores, a thread each beyond (issue 21, item 3: many quiet destinations)."""
+destinations than cores, a thread each beyond (many quiet destinations)."""
 
 from __future__ import annotations
 

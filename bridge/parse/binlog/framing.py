@@ -33,7 +33,7 @@ MAX_PACKET = 0xFFFFFF
 # glibc's mmap threshold (128 KiB), a read's buffer comes from the heap: a 1 MiB buffer was
 # mapped, shrunk and unmapped on every read (reads return what the socket holds, a few tens of
 # KiB), three system calls and page faults per read, half a microsecond per row of one-row
-# transactions (docs/benchmarks.md, eighteenth session).
+# transactions (bench/results/history.md).
 READ_SIZE = 1 << 16
 
 
