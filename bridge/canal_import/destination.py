@@ -179,21 +179,14 @@ def _mq(instance: Reader, server: Reader) -> dict[str, Any]:
         "partition_hash": instance.text("canal.mq.partitionHash") or "",
         "dynamic_topic_partitions": instance.text("canal.mq.dynamicTopicPartitionNum") or "",
         "database_hash": server.flag("canal.mq.database.hash"),
-        "flat_message": True,
+        # canal's canal.mq.flatMessage (canal.properties): JSON FlatMessages, or its protobuf
+        # Message when false; canal-bridge writes either.
+        "format": "protobuf" if server.flag("canal.mq.flatMessage") is False else "flat_message",
         # What canal's consumers read today: canal 1.1.x's value spellings and one UPDATE
         # for a key change (docs/canal-compatibility.md).
         "value_mode": "canal",
         "key_change": "update",
     }
-    if server.flag("canal.mq.flatMessage") is False:
-        server.findings.changed.append(
-            Note(
-                server.origin("canal.mq.flatMessage"),
-                "canal.mq.flatMessage",
-                "false (canal's protobuf Message): canal-bridge writes FlatMessage JSON only; "
-                "consumers must read FlatMessages",
-            )
-        )
     return mq
 
 

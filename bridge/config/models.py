@@ -365,8 +365,8 @@ class DestinationConfig(_Model):
     # Entries per batch (and batch_size * mem_unit bytes of binlog at most). The worker builds
     # the next batch while Kafka confirms the one before, so smaller batches overlap better
     # and hold less memory; 1024 beat 2048 and 4096 on every benchmark workload (faster, and
-    # the 500k-row transaction's peak RSS 150 MB instead of 175-205: docs/benchmarks.md,
-    # fourteenth session). The store's buffer_size must be larger to keep the parser busy.
+    # the 500k-row transaction's peak RSS 150 MB instead of 175-205: bench/results/history.md).
+    # The store's buffer_size must be larger to keep the parser busy.
     batch_size: int = Field(default=1024, ge=1)
     get_timeout_ms: int | None = Field(default=100, description="None: now; <= 0: block; > 0: wait")
     transaction_size: int = Field(default=1024, ge=1)

@@ -1,7 +1,7 @@
 """One log line per record sent to the dead-letter topic (``mq.oversize: dead_letter:<topic>``).
 
 A dead-lettered change is data the consumers of the real topic never see, so it must not pass
-silently (issue 19): the line names the table, the change type, the sizes, the topic and
+silently: the line names the table, the change type, the sizes, the topic and
 partition the record was meant for and where it is in the binlog. Never row values, and not
 the record key either (built from primary-key values): only a short hash of it, enough to
 tell records apart or to check a suspected key, not to read one. The count is the

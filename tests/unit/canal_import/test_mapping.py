@@ -433,3 +433,13 @@ def test_validation_problems_name_destinations_yaml_paths(tmp_path: Path) -> Non
     result = imported(tmp_path, instance={"canal.mq.partition": "5"})
     problems = validation_problems(result, render(result))
     assert problems == ["destinations[0].mq: partition 5 must be < partitions 1"]
+
+
+@pytest.mark.parametrize(("flag", "expected"), [("true", "flat_message"), ("false", "protobuf")])
+def test_canals_flat_message_flag_chooses_the_format(
+    tmp_path: Path, flag: str, expected: str
+) -> None:
+    result = imported(tmp_path, server={"canal.mq.flatMessage": flag})
+    assert destination(result)["mq"]["format"] == expected
+    assert "canal.mq.flatMessage" not in changed(result)
+    assert validation_problems(result, render(result)) == []
