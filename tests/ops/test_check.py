@@ -16,8 +16,8 @@ import pytest
 import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bridge import check as check_module
 from bridge.check import CheckResult, check_source
+from bridge.check import source as check_source_module
 from bridge.config import DestinationConfig, parse_config
 from bridge.parse.exceptions import SourceMisconfigured
 from bridge.parse.source import AccountAuth, preflight, read_variables
@@ -273,7 +273,7 @@ def _checked(
     """check_source on the real server, with ``variables`` replacing what it reports."""
     real = read_variables
     monkeypatch.setattr(
-        check_module, "read_variables", lambda conn: replace(real(conn), **variables)
+        check_source_module, "read_variables", lambda conn: replace(real(conn), **variables)
     )
     data = _destination(mysql.address, mysql.user, mysql.password, slave_id=50011)
     if start is not None:
@@ -493,7 +493,7 @@ def test_mysql_auth_plugin_is_judged(
 ) -> None:
     outcome, fragment = expected
     monkeypatch.setattr(
-        check_module, "account_auth", lambda conn: AccountAuth(mysql.user, "%", plugin)
+        check_source_module, "account_auth", lambda conn: AccountAuth(mysql.user, "%", plugin)
     )
     results = _checked(mysql, monkeypatch, version=version)
     assert results["auth plugin"][0] == outcome, results["auth plugin"]
@@ -505,7 +505,7 @@ def test_mysql_auth_plugin_is_judged(
 def test_unreadable_auth_plugin_is_skipped(
     mysql: MysqlEndpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(check_module, "account_auth", lambda conn: None)
+    monkeypatch.setattr(check_source_module, "account_auth", lambda conn: None)
     assert _checked(mysql, monkeypatch)["auth plugin"][0] == "SKIP"
 
 

@@ -8,8 +8,7 @@ from typing import Any, get_args
 
 import pytest
 
-from bridge import check
-from bridge.check import CheckResult, run_checks
+from bridge.check import CheckResult, report, run_checks
 from bridge.config import BridgeConfig, MetaConfig, MqConfig, parse_config
 from bridge.meta.factory import CURSOR_STORES, MEMORY
 from bridge.mq.formats import ENCODERS
@@ -56,7 +55,7 @@ def test_an_unknown_broker_names_the_registered_ones() -> None:
         raise AssertionError("the memory broker has no Kafka cluster to check")
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(check, "check_source", lambda destination: [])
-        patch.setattr(check, "check_kafka", no_kafka)
+        patch.setattr(report, "check_source", lambda destination: [])
+        patch.setattr(report, "check_kafka", no_kafka)
         (result,) = run_checks(config)
     assert (result.scope, result.check, result.outcome) == ("memory", "broker", "SKIP")
