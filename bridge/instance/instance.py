@@ -13,7 +13,6 @@ flush path interleaves them with the stream (``bridge.snapshot.handoff``; docs/s
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -45,12 +44,11 @@ from bridge.parse.exceptions import (
     UnsupportedBinlogEvent,
 )
 from bridge.parse.parser import BinlogParser, Definitions, EntryReader
-from bridge.parse.source import SourceFacts, open_connection
+from bridge.parse.source import SourceFacts
 from bridge.position import (
     EntryPosition,
     LogIdentity,
     LogPosition,
-    SnapshotProgress,
     is_ack_point,
     resume_position_after,
 )
@@ -59,17 +57,9 @@ from bridge.schema.history import SchemaHistory
 from bridge.schema.recorder import SchemaRecorder
 from bridge.schema.store import HistoryStore, MemoryHistoryStore
 from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
-from bridge.snapshot.handoff import SnapshotHandoff
-from bridge.snapshot.planner import fresh_plan
+from bridge.snapshot.coordinator import SnapshotCoordinator, SnapshotParts
 from bridge.snapshot.reader import SnapshotReader
-from bridge.snapshot.requests import (
-    PendingRequest,
-    RequestOutcome,
-    check_tables,
-    plan_marker,
-    with_tables_again,
-)
-from bridge.snapshot.window import WatermarkWindows
+from bridge.snapshot.requests import RequestOutcome
 from bridge.store import BatchMode, MemoryEventStore, MemoryStoreConfig
 from bridge.store.exceptions import StoreStopped
 
@@ -82,9 +72,6 @@ RESTART_MAX_S = 60.0
 # admin endpoint's request timeout).
 REQUEST_WAIT_S = 5.0
 
-# Test hook: put snapshot rows whose key the stream changed inside their window anyway (the
-# negative case of tests/e2e/test_snapshot.py: a stale row then reaches Kafka).
-KEEP_CHANGED_KEYS_ENV = "CANAL_BRIDGE_TEST_SNAPSHOT_KEEP_CHANGED_KEYS"
 
 # Where to start, given what the source is and the last known position (tests inject one).
 FindStart = Callable[[SourceFacts, LogPosition | None], EntryPosition]
@@ -155,21 +142,22 @@ class Instance:
         self._begins = begins
         self.parser: EntryReader | None = None
         self._parser_lock = threading.Lock()
-        self._snapshot_planned = False
-        self._snapshot_plan: SnapshotProgress | None = None
-        self.snapshot_reader: SnapshotReader | None = None
-        self._handoff: SnapshotHandoff | None = None
-        # On-demand snapshot requests: queued, then planned at the reader's restart, then
-        # waiting for their plan marker to be put (docs/snapshots.md, "On demand").
-        self._requests: list[PendingRequest] = []
-        self._unmarked: list[PendingRequest] = []
-        self._purged_to_snapshot = False  # on_purged: snapshot chose the binlog end
+        self.snapshots = SnapshotCoordinator(
+            SnapshotParts(
+                config,
+                self.identity,
+                mq_client(self.destination),
+                meta,
+                self.store,
+                self.sink,
+                decode_options(config),
+                ahead_where_allowed(config, ahead),
+            )
+        )
         self.restart_delay_s = restart_delay_s
         self._restart_backoff = Backoff(restart_delay_s, RESTART_MAX_S)
         self._reading = False  # entries flowed since the last restart
         self._trouble: str | None = None  # the error class of the reader's last failure
-        # The reader that finished, and the store's put sequence when it was seen finished.
-        self._snapshot_end: tuple[SnapshotReader, int] | None = None
         self._traced: set[type[Exception]] = set()  # unexpected errors logged with a traceback
         self._find_start = find_start or self._search_start
         self.get_lock = threading.Lock()
@@ -202,8 +190,7 @@ class Instance:
 
     def stop(self, timeout_s: float = 30.0) -> None:
         self._stopping.set()
-        if self.snapshot_reader is not None:
-            self.snapshot_reader.stop()
+        self.snapshots.stop()
         with self._parser_lock:
             parser = self.parser
         if parser is not None:
@@ -237,7 +224,7 @@ class Instance:
         while not self._stopping.is_set():
             try:
                 self._parse_once()
-                if not self._requests:
+                if not self.snapshots.requested:
                     return
                 self.sink.reset()  # stopped for a snapshot request: again from the last put
                 continue
@@ -250,7 +237,7 @@ class Instance:
             except Exception as exc:
                 if self._stopping.is_set():
                     return
-                if self._requests:  # the reader was stopped for a snapshot request
+                if self.snapshots.requested:  # the reader was stopped for a snapshot request
                     self.sink.reset()
                     continue
                 self._restart_later(exc)
@@ -294,14 +281,12 @@ class Instance:
             fallback_interval_s=self.config.fallback_interval_s,
         )
         start = finder.find(known)
-        self._purged_to_snapshot = finder.snapshot_needed
+        self.snapshots.purged = finder.snapshot_needed
         return start
 
     def _parse_once(self) -> None:
         known = self.positions.get_latest(self.destination)
-        if not self._snapshot_planned:
-            self._snapshot_plan = self._plan_snapshot(known)
-            self._snapshot_planned = True
+        self.snapshots.plan_once(known)
         self._plan_requests()
         parser = self._built_parser()
         facts = parser.preflight()
@@ -311,7 +296,7 @@ class Instance:
             known is not None and self.memory_positions.get_latest(self.destination) is None
         )
         start = self._find_start(facts, known)
-        purged = self._purged_to_snapshot
+        purged = self.snapshots.purged
         if purged:
             self._replan_after_purge()
         if self._parser_factory is None:  # a reader made by a factory brings its own
@@ -323,10 +308,10 @@ class Instance:
             # Record the first start as the cursor so a crash before the first ack resumes
             # here rather than at a later "current end".
             # The snapshot plan goes with it: a restart before the first ack resumes both.
-            first = LogPosition(self.identity, start, self._snapshot_plan)
+            first = LogPosition(self.identity, start, self.snapshots.plan)
             self.meta.update_cursor(mq_client(self.destination), first)
-        self._put_plan_marker(start)
-        self._start_snapshot(start)
+        self.snapshots.put_plan_marker(start)
+        self.snapshots.start(start)
         log.info(
             "destination %s reading %s from %s",
             self.destination,
@@ -362,7 +347,7 @@ class Instance:
             if idle:
                 seen = max(seen, int(time.time() * 1000))
             self.last_event_ms = max(self.last_event_ms, seen)
-            if self._handoff is None:
+            if self.snapshots.handoff is None:
                 buffer.add_batch(batch)  # whole transactions of a batch in one put
             else:
                 for entry in batch:  # snapshot chunks go in between any two transactions
@@ -374,7 +359,7 @@ class Instance:
                 self.drift.caught_up()  # a reader that cannot tell: the source is idle
 
     def _flush(self, entries: Sequence[Entry]) -> None:
-        handoff = self._handoff
+        handoff = self.snapshots.handoff
         if handoff is None:
             self._put(entries)
             return
@@ -389,9 +374,7 @@ class Instance:
                 handoff.idle_at(resume_position_after(last))
             else:
                 handoff.flushed(None)
-            reader = self.snapshot_reader
-            if reader is not None and reader.stats.finished and not reader.running:
-                self._handoff = None  # nothing left to interleave: back to the plain path
+            self.snapshots.interleaved()
 
     def _put(self, entries: Sequence[Entry]) -> EntryPosition | None:
         """Put a flushed piece of the stream; where it ends when that is a boundary."""
@@ -405,164 +388,58 @@ class Instance:
 
     # ------------------------------------------------------------------ snapshot
 
-    def _plan_snapshot(self, known: LogPosition | None) -> SnapshotProgress | None:
-        """The snapshot to run: the saved one while unfinished (whatever the mode: an
-        on-demand or ``on_purged`` snapshot resumes too), else a fresh plan for a destination
-        without a cursor, else none (docs/snapshots.md)."""
-        if known is not None:
-            plan = known.snapshot
-            return plan if plan is not None and not plan.done else None
-        if self.config.snapshot.mode == "never":
-            return None
-        with open_connection(self.config.source) as conn:
-            plan = fresh_plan(conn, self.config)
-        return plan if plan.tables else None
+    @property
+    def snapshot_reader(self) -> SnapshotReader | None:
+        return self.snapshots.reader
 
     def snapshot_delivered(self) -> bool:
-        """Whether every row of this process's snapshot is acked, or there was nothing to
-        snapshot (``snapshot.mode: initial_only`` stops there: bridge.runner). Once the reader
-        has put its last chunk, the acks past the store's put sequence of that moment cover
-        every snapshot row (a skipped or dropped table has none)."""
-        if not self._snapshot_planned:
-            return False
-        reader = self.snapshot_reader
-        if reader is None:
-            return self._snapshot_plan is None
-        if not reader.stats.finished:
-            return False
-        if self._snapshot_end is None or self._snapshot_end[0] is not reader:
-            self._snapshot_end = (reader, self.store.put_sequence)
-        return self.store.ack_sequence >= self._snapshot_end[1]
-
-    def _start_snapshot(self, start: EntryPosition) -> None:
-        """Start the reader once, beside the first parser run (a parser restart keeps it)."""
-        plan = self._snapshot_plan
-        if plan is None or self.snapshot_reader is not None:
-            return
-        windows = WatermarkWindows(start.sort_key(), (t.table for t in plan.tables if not t.done))
-        handoff = SnapshotHandoff(
-            plan,
-            windows,
-            lambda entries: self.sink.put_snapshot(entries, self.identity),
-            start=start,
-            # As many rows as the store held when each snapshot row was an entry of its own
-            # (four batches: the store counts a snapshot entry as its rows, batch_items).
-            store=self.store,
-            backlog_rows=self.store.capacity_items,
-            drop_changed_keys=os.environ.get(KEEP_CHANGED_KEYS_ENV) != "1",
-        )
-        self._handoff = handoff
-        self.snapshot_reader = SnapshotReader(
-            self.config,
-            handoff,
-            decode_options(self.config),
-            ahead_where_allowed(self.config, self._ahead),
-        )
-        self.snapshot_reader.start()
+        """Whether every row of this process's snapshot is acked (``snapshot.mode:
+        initial_only`` stops there: bridge.runner)."""
+        return self.snapshots.delivered()
 
     def request_snapshot(
         self, tables: Sequence[str], timeout_s: float = REQUEST_WAIT_S
     ) -> RequestOutcome:
-        """Snapshot ``tables`` again while streaming (docs/snapshots.md, "On demand").
-
-        1. Check them: base tables of the source the filter keeps, else
-           ``SnapshotRequestRefused`` naming the others (nothing is done).
-        2. Queue them and stop the binlog reader: its thread restarts at once from the last
-           stored transaction (``_plan_requests``), plans them (each from its first row, a
-           table already planned too), puts the plan marker and starts the snapshot reader.
-        3. Wait, at most ``timeout_s``, until the marker is acknowledged: the cursor then
-           carries the plan, so a crash after this returns still snapshots them.
-        """
+        """Snapshot ``tables`` again while streaming (``SnapshotCoordinator.request``): the
+        binlog reader is stopped, and its thread restarts at once to plan them."""
         self.check_alive()
         if not self.running:
             raise InstanceFailed(f"{self.destination}: not running")
-        with open_connection(self.config.source) as conn:
-            accepted = check_tables(conn, self.config, tables)
-        request = PendingRequest(accepted)
+        return self.snapshots.request(
+            tables,
+            timeout_s,
+            restart_reader=self._stop_reader,
+            gone=lambda: self._stopping.is_set() or not self.running,
+        )
+
+    def _stop_reader(self) -> None:
         with self._parser_lock:
-            self._requests.append(request)
             parser = self.parser
         if parser is not None:
             parser.stop()
-        deadline = time.monotonic() + timeout_s
-        while not request.put.wait(0.05):
-            if time.monotonic() >= deadline or self._stopping.is_set() or not self.running:
-                return RequestOutcome(accepted, persisted=False)
-        while self.store.ack_sequence < request.sequence:
-            if time.monotonic() >= deadline or self._stopping.wait(0.05):
-                return RequestOutcome(accepted, persisted=False)
-        return RequestOutcome(accepted, persisted=True)
 
     def _plan_requests(self) -> None:
-        """The binlog reader's thread, before (re)starting the parser: the queued requests
-        join the plan. The running snapshot reader stops first (its chunks not yet put are
-        read again: the plan is what was put), and the parser is built anew, without encoding
-        rows ahead (the windows need the keys of rows events)."""
+        """The binlog reader's thread, before (re)starting the parser: queued requests join
+        the plan, and the parser is built anew (without encoding rows ahead)."""
+        if not self.snapshots.requested:
+            return
         with self._parser_lock:
-            taken, self._requests = self._requests, []
-            if taken and self.parser is not None:
+            if self.parser is not None:
                 self.parser.stop()
                 self.parser = None
-        if not taken:
-            return
-        base = self._stop_snapshot_reader()
-        tables = sorted({table for request in taken for table in request.tables})
-        self._snapshot_plan = with_tables_again(base, tables)
-        self._unmarked.extend(taken)
-        log.info(
-            "destination %s: snapshot requested of %s; the binlog reader restarts from the "
-            "last stored transaction to interleave it",
-            self.destination,
-            ", ".join(tables),
-        )
-
-    def _stop_snapshot_reader(self) -> SnapshotProgress | None:
-        """Stop the snapshot reader, if one runs; the plan as put into the store (else the
-        planned one, else the cursor's)."""
-        reader = self.snapshot_reader
-        self.snapshot_reader = None
-        self._handoff = None
-        if reader is not None:
-            reader.stop()
-            return reader.handoff.progress
-        if self._snapshot_plan is not None:
-            return self._snapshot_plan
-        cursor = self.meta.get_cursor(mq_client(self.destination))
-        return None if cursor is None else cursor.snapshot
+        self.snapshots.take_requests()
 
     def _replan_after_purge(self) -> None:
-        """``on_purged: snapshot`` chose the binlog end: a fresh plan of every table the
-        snapshot config selects replaces any other, and the parser is rebuilt without ahead
-        encoding (the finder logged the WARNING) and checks the source again, so that its
-        reader process starts ahead and is given the facts, as the first one was."""
-        self._purged_to_snapshot = False
-        self._stop_snapshot_reader()
-        with open_connection(self.config.source) as conn:
-            plan = fresh_plan(conn, self.config)
-        self._snapshot_plan = plan if plan.tables else None
+        """``on_purged: snapshot`` chose the binlog end: a fresh plan replaces any other, and
+        the parser is rebuilt without ahead encoding (the finder logged the WARNING) and
+        checks the source again, so that its reader process starts ahead and is given the
+        facts, as the first one was."""
+        self.snapshots.replan_after_purge()
         with self._parser_lock:
             if self.parser is not None and self._parser_factory is None:
                 self.parser.stop()
                 self.parser = None
         self._built_parser().preflight()
-
-    def _put_plan_marker(self, start: EntryPosition) -> None:
-        """Put the plan of the requests planned at this restart into the store at ``start``
-        (``bridge.snapshot.requests.plan_marker``) and tell their callers its sequence."""
-        if not self._unmarked or self._snapshot_plan is None:
-            return
-        if start.journal_name is None:  # a GTID start: no file position to put it at
-            cursor = LogPosition(self.identity, start, self._snapshot_plan)
-            self.meta.update_cursor(mq_client(self.destination), cursor)
-            sequence = self.store.ack_sequence
-        else:
-            marker = plan_marker(self._snapshot_plan, start, int(time.time() * 1000))
-            self.sink.put_snapshot(marker, self.identity)
-            sequence = self.store.put_sequence
-        for request in self._unmarked:
-            request.sequence = sequence
-            request.put.set()
-        self._unmarked.clear()
 
     def _built_parser(self) -> EntryReader:
         with self._parser_lock:
@@ -571,11 +448,11 @@ class Instance:
                     self.parser = self._parser_factory(self.config)
                 else:
                     # Rows encoded ahead hide their images; a snapshot needs their keys.
-                    ahead = self._ahead if self._snapshot_plan is None else None
+                    ahead = self._ahead if self.snapshots.plan is None else None
                     self.parser = _default_parser(
                         self.config, ahead, self._begins, self._definitions_at
                     )
-            if self._stopping.is_set() or self._requests:
+            if self._stopping.is_set() or self.snapshots.requested:
                 self.parser.stop()  # a request came while it was built: restart at once
             return self.parser
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.instance.instance import KEEP_CHANGED_KEYS_ENV
+from bridge.snapshot.coordinator import KEEP_CHANGED_KEYS_ENV
 from tests.conftest import Account, MysqlEndpoint
 from tests.e2e.snapshot_load import run_snapshot
 

@@ -15,9 +15,9 @@ import pytest
 from bridge.config import DestinationConfig
 from bridge.entry import Entry
 from bridge.instance import EmbeddedServer, Instance
-from bridge.instance import instance as instance_module
 from bridge.meta import FileCursorStore, MemoryMetaManager, PersistentMetaManager
 from bridge.position import EntryPosition, SnapshotProgress, TableProgress
+from bridge.snapshot import coordinator as coordinator_module
 from bridge.snapshot.handoff import SnapshotHandoff
 from bridge.snapshot.reader import SnapshotStats
 from bridge.snapshot.requests import RequestOutcome
@@ -61,10 +61,10 @@ def no_source(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tables pass as named; no connection is opened; the reader is the fake."""
     FakeReader.started = []
     monkeypatch.setattr(
-        instance_module, "open_connection", lambda _source: contextlib.nullcontext()
+        coordinator_module, "open_connection", lambda _source: contextlib.nullcontext()
     )
-    monkeypatch.setattr(instance_module, "check_tables", lambda _c, _d, tables: tuple(tables))
-    monkeypatch.setattr(instance_module, "SnapshotReader", FakeReader)
+    monkeypatch.setattr(coordinator_module, "check_tables", lambda _c, _d, tables: tuple(tables))
+    monkeypatch.setattr(coordinator_module, "SnapshotReader", FakeReader)
 
 
 class Parsers:
