@@ -1,8 +1,9 @@
 """One log line per micro-batch: offsets done of offsets to go, changes per second, ETA.
 
 ``ProgressLog.update(query)`` is called while a query runs (``stream.run_query`` polls it);
-it logs each new batch once, from Spark's own progress report: the records the batch read, its
-duration, and the Kafka source's end and latest offsets summed over partitions. "Done" counts
+it logs each new batch once, from Spark's own progress report: the Kafka source's start, end
+and latest offsets summed over partitions (the records a batch read are the offsets it
+advanced) and the batch's duration. "Done" counts
 from where this run started; "to go" is what the topics hold beyond the batch's end offsets,
 and the ETA divides it by the rate since this run's first batch.
 """
@@ -99,11 +100,17 @@ class ProgressLog:
             self._first_start = start if start is not None else 0
             duration = progress.batchDuration / 1000
             self._started = time.monotonic() - duration
-        self._records += progress.numInputRows
+        # The offsets the batch advanced, not numInputRows: a plan that scans its source twice
+        # (the changelog's union of row changes and DDL) counts every record twice there.
+        if end is not None:
+            records = end - (start if start is not None else self._first_start)
+        else:
+            records = progress.numInputRows
+        self._records += records
         elapsed = time.monotonic() - self._started
         return BatchLine(
             batch_id=progress.batchId,
-            records=progress.numInputRows,
+            records=records,
             duration_s=progress.batchDuration / 1000,
             done=end - self._first_start if end is not None else None,
             to_go=max(0, latest - end) if latest is not None and end is not None else None,
