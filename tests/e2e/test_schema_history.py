@@ -35,6 +35,8 @@ pytestmark = [pytest.mark.services, pytest.mark.both_servers]
 
 Connection = pymysql.connections.Connection  # type: ignore[type-arg]
 Row = dict[str, str | None]
+# The table the backlog tests start with.
+COLUMNS = "id INT PRIMARY KEY, a VARCHAR(10), b INT, c VARCHAR(10)"
 
 
 @pytest.fixture
@@ -98,6 +100,18 @@ def _config(tmp_path: Path, mysql: MysqlEndpoint, kafka: str, schema: str, topic
     config["destinations"][0]["filter"]["regex"] = schema + r"\.t"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def _table_and_topic(
+    tmp_path: Path, mysql: MysqlEndpoint, kafka: str, schema: str, *, name: str, columns: str
+) -> tuple[Path, str, Writer]:
+    """Table ``t`` with ``columns``, a one-partition topic ``schema-<name>-<schema>`` and a
+    config streaming the table to it: (config, topic, writer)."""
+    topic = f"schema-{name}-{schema}"
+    create_topic(kafka, topic, 1)
+    writer = Writer(mysql, schema)
+    writer.run(f"CREATE TABLE t ({columns})")
+    return _config(tmp_path, mysql, kafka, schema, topic), topic, writer
 
 
 def _inserted(kafka: str, topic: str) -> dict[str, Row]:
@@ -165,11 +179,9 @@ def _first_run(
     tmp_path: Path, mysql: MysqlEndpoint, kafka: str, schema: str, *, kill: bool
 ) -> tuple[Path, str, Writer]:
     """Stream one row, stop the bridge, write the backlog: (config, topic, writer)."""
-    topic = f"schema-{schema}"
-    create_topic(kafka, topic, 1)
-    writer = Writer(mysql, schema)
-    writer.run("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT, c VARCHAR(10))")
-    config = _config(tmp_path, mysql, kafka, schema, topic)
+    config, topic, writer = _table_and_topic(
+        tmp_path, mysql, kafka, schema, name="run", columns=COLUMNS
+    )
     bridge = _start(config)
     try:
         writer.insert("t", 1, a="a{n}", b="{n}", c="c{n}")
@@ -285,11 +297,9 @@ def test_a_take_over_decodes_the_backlog_with_the_history_kept_in_zookeeper(  # 
     """The active process is killed; DDL and rows pile up; the process that takes over has
     no file of its own and must decode the backlog with the history in ZooKeeper (a capture
     of its own would be refused: the backlog changed the table)."""
-    topic = f"schema-ha-{scratch_schema}"
-    create_topic(kafka_bootstrap, topic, 1)
-    writer = Writer(mysql, scratch_schema)
-    writer.run("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT, c VARCHAR(10))")
-    config = _config(tmp_path, mysql, kafka_bootstrap, scratch_schema, topic)
+    config, topic, writer = _table_and_topic(
+        tmp_path, mysql, kafka_bootstrap, scratch_schema, name="ha", columns=COLUMNS
+    )
     cluster = ha_cluster(config, zookeeper_hosts, session_s=4)
     try:
         first = cluster.start()
@@ -317,11 +327,14 @@ def test_a_change_outside_the_binlog_stops_the_destination_until_reloaded(
     does not fit its definition and the destination stops, naming the table; ``schema show``
     prints the definition it had, ``schema reload`` takes today's, and a restart delivers
     the rows under their names."""
-    topic = f"schema-reload-{scratch_schema}"
-    create_topic(kafka_bootstrap, topic, 1)
-    writer = Writer(mysql, scratch_schema)
-    writer.run("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10))")
-    config = _config(tmp_path, mysql, kafka_bootstrap, scratch_schema, topic)
+    config, topic, writer = _table_and_topic(
+        tmp_path,
+        mysql,
+        kafka_bootstrap,
+        scratch_schema,
+        name="reload",
+        columns="id INT PRIMARY KEY, a VARCHAR(10)",
+    )
     bridge = _start(config)
     try:
         writer.insert("t", 1, a="a{n}")
@@ -388,11 +401,9 @@ def test_a_kill_9_between_each_ddl_and_its_rows_loses_no_name(
 ) -> None:
     """The running bridge reads a DDL, keeps it in its history, and is killed before the rows
     written after it; restarted, it reads them with the definition the DDL made."""
-    topic = f"schema-kill-{scratch_schema}"
-    create_topic(kafka_bootstrap, topic, 1)
-    writer = Writer(mysql, scratch_schema)
-    writer.run("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b INT, c VARCHAR(10))")
-    config = _config(tmp_path, mysql, kafka_bootstrap, scratch_schema, topic)
+    config, topic, writer = _table_and_topic(
+        tmp_path, mysql, kafka_bootstrap, scratch_schema, name="kill", columns=COLUMNS
+    )
     log = tmp_path / "meta" / _name(config) / "schema.log"
     steps = [
         ("ALTER TABLE t DROP COLUMN a", {"b": "{n}", "c": "c{n}"}),
