@@ -57,10 +57,10 @@ class SchemaHistory:
         self._fetch = fetch
         self._overrides = dict(overrides or {})
         self._selected = selected
+        self._fetched: set[tuple[str, str]] = set()
 
     def selects(self, schema: str, table: str) -> bool:
         return self._selected is None or self._selected.accepts(schema, table)
-        self._fetched: set[tuple[str, str]] = set()
 
     @property
     def schemas(self) -> Schemas:

@@ -95,3 +95,18 @@ def test_the_selection_reaches_the_binlog_reader_process_whole() -> None:
         pickle.dumps(SchemaHistory(_schemas(), selected=TableFilter(r"shop\.o.*")))
     )
     assert revived.selects("SHOP", "orders") and not revived.selects("shop", "t")
+
+
+def test_a_tools_history_reads_a_table_it_does_not_hold_once() -> None:
+    """``BinlogParser`` without definitions reads live tables as it meets them."""
+    fetched: list[tuple[str, str]] = []
+
+    def fetch(schema: str, table: str) -> TableDefinition | None:
+        fetched.append((schema, table))
+        return TableDefinition(schema, table, (ColumnDefinition("id", "int", False),), ("id",))
+
+    history = SchemaHistory(_schemas(), fetch)
+    assert _columns(history, "live") == ["id"]
+    assert _columns(history, "live") == ["id"]
+    assert _columns(history) == ["id", "a"]  # held: never fetched
+    assert fetched == [("shop", "live")]
