@@ -52,6 +52,7 @@ from spark_jobs.mirror_table import META_PREFIX, is_no_table, quote, table_path
 from spark_jobs.session import build_session
 
 IDENTICAL, DIFFERENT, FAILED = 0, 1, 2
+PARTITION_BYTES = 8 << 20  # of the mirror's Parquet files per partition read into the driver
 
 Key = tuple[str | None, ...]
 Canonical = Callable[[Any], str]
@@ -274,7 +275,10 @@ class MirrorRows:
         included)."""
         timestamps = {f.name for f in self.frame.schema if isinstance(f.dataType, st.TimestampType)}
         previous = self.spark.conf.get("spark.sql.session.timeZone")
+        split = self.spark.conf.get("spark.sql.files.maxPartitionBytes")
         self.spark.conf.set("spark.sql.session.timeZone", self.time_zone)
+        # toLocalIterator brings one partition at a time into the driver: keep them small.
+        self.spark.conf.set("spark.sql.files.maxPartitionBytes", str(PARTITION_BYTES))
         try:
             selected = [
                 sf.date_format(sf.col(quote(c)), "yyyy-MM-dd HH:mm:ss.SSSSSS").alias(c)
@@ -287,6 +291,7 @@ class MirrorRows:
                 yield row.asDict()
         finally:
             self.spark.conf.set("spark.sql.session.timeZone", previous or "UTC")
+            self.spark.conf.set("spark.sql.files.maxPartitionBytes", split or "128MB")
 
 
 def _mysql_zone(zone: str) -> str:
