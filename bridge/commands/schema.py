@@ -29,11 +29,10 @@ from bridge.exceptions import BridgeError
 from bridge.parse.scan import ddl_statements
 from bridge.parse.source import open_connection, preflight
 from bridge.position import EntryPosition
-from bridge.schema.apply import apply_ddl
+from bridge.schema.apply import touched_tables
 from bridge.schema.capture import read_definitions, read_dialect
 from bridge.schema.codec import DdlRecord, Mark
 from bridge.schema.definitions import Schemas, TableDefinition
-from bridge.schema.exceptions import UnreadableDdl
 from bridge.schema.recorder import HistoryNotCovering, SchemaRecorder
 from bridge.schema.store import HistoryStore, history_store
 from bridge.sink import TableFilter
@@ -100,7 +99,8 @@ def reload_table(
             raise CommandError(f"--table expects db.table, got {table!r}", USAGE)
         source = config.destination(destination).source
         with _recorder(config, destination) as recorder:
-            if recorder.stored() is None:
+            history = recorder.stored()
+            if history is None:
                 raise CommandError(f"destination {destination} has no schema history yet")
             position = _position(at) if at else _cursor(config, destination)
             if position is None:
@@ -110,7 +110,8 @@ def reload_table(
                 definition = read_definitions(conn, dialect, [(schema, name)]).table(schema, name)
             if definition is None:
                 raise CommandError(f"{table} does not exist on {source.address}")
-            later = _later_change(config, destination, position, Schemas(dialect), (schema, name))
+            at_position = recorder.replay(history, position).schemas
+            later = _later_change(config, destination, position, at_position, (schema, name))
             if later is not None:
                 raise CommandError(
                     f"a later DDL at {later} also changed {table}: its definition now is not "
@@ -152,16 +153,14 @@ def _later_change(
     scratch: Schemas,
     name: tuple[str, str],
 ) -> str | None:
-    """Where a DDL after ``position`` (the one at it aside) touched ``name``, if any."""
+    """Where a DDL after ``position`` (the one at it aside) touched ``name``, if any;
+    ``scratch``: the definitions at ``position``, applied to as the statements pass."""
     source = config.destination(destination).source
     wanted = scratch.key(*name)
     for statement in ddl_statements(source, preflight(source), position):
         if (statement.journal_name, statement.position) == position.sort_key():
             continue
-        try:
-            touched = apply_ddl(scratch, statement.sql, statement.schema).touched
-        except UnreadableDdl as exc:
-            touched = exc.tables
+        touched = touched_tables(scratch, statement.sql, statement.schema)
         if wanted in {scratch.key(*t) for t in touched}:
             return f"{statement.journal_name}:{statement.position}"
     return None

@@ -18,6 +18,7 @@ from the start to that position is scanned for DDL (headers and statements only)
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 
 from bridge.config import DestinationConfig
@@ -27,16 +28,17 @@ from bridge.parse.ddl import classify_ddl
 from bridge.parse.scan import DdlStatement, ddl_statements
 from bridge.parse.source import SourceFacts, master_position, open_connection
 from bridge.position import EntryPosition
-from bridge.schema.apply import apply_ddl
+from bridge.schema.apply import touched_tables
 from bridge.schema.capture import read_definitions, read_dialect
 from bridge.schema.definitions import Schemas
-from bridge.schema.exceptions import SchemaHistoryDamaged, SchemaHistoryGap, UnreadableDdl
+from bridge.schema.exceptions import SchemaHistoryDamaged, SchemaHistoryGap
 from bridge.schema.recorder import HistoryNotCovering, SchemaRecorder, mark_of
 from bridge.sink.filters import TableFilter
 
 log = logging.getLogger(__name__)
 
 CAPTURE_ATTEMPTS = 5
+_IF_NOT_EXISTS = re.compile(r"\bif\s+not\s+exists\b", re.I)
 SYSTEM_SCHEMAS = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 
 
@@ -136,15 +138,27 @@ def _left_out(
     log.info(
         "reading the binlog from %s to %s for DDL on the captured tables", _at(start), _at(end)
     )
+    return left_out(schemas, _until(ddl_statements(source, facts, start), end))
+
+
+def left_out(schemas: Schemas, statements: Iterable[DdlStatement]) -> set[tuple[str, str]]:
+    """Of the captured ``schemas``, the tables the ``statements`` (read from the start to the
+    capture, in order) touch: one whose first statement there creates it did not exist at the
+    start and is removed from ``schemas``; any other is returned, uncertain. A CREATE ... IF
+    NOT EXISTS may have met the table already there: uncertain too. The statements are
+    applied to a working copy of the capture, so that each is read against the tables the
+    ones before it left (a DROP DATABASE names the tables it held)."""
+    scratch = schemas.copy()
     uncertain: set[tuple[str, str]] = set()
     seen: set[tuple[str, str]] = set()
-    for statement in _until(ddl_statements(source, facts, start), end):
-        for name in _touched(schemas, statement):
+    for statement in statements:
+        kind = classify_ddl(statement.sql, statement.schema).event_type
+        created = kind is EventType.CREATE and not _IF_NOT_EXISTS.search(statement.sql)
+        for name in touched_tables(scratch, statement.sql, statement.schema):
             key = schemas.key(*name)
             if key in seen:
                 continue
             seen.add(key)
-            created = classify_ddl(statement.sql, statement.schema).event_type is EventType.CREATE
             if created:
                 schemas.tables.pop(key, None)
             else:
@@ -157,16 +171,6 @@ def _until(statements: Iterable[DdlStatement], end: EntryPosition) -> Iterable[D
         if (statement.journal_name, statement.position) >= end.sort_key():
             return
         yield statement
-
-
-def _touched(schemas: Schemas, statement: DdlStatement) -> tuple[tuple[str, str], ...]:
-    """The tables a statement names, found by applying it to a scratch history."""
-    scratch = Schemas(schemas.dialect, dict(schemas.databases), {})
-    try:
-        applied = apply_ddl(scratch, statement.sql, statement.schema)
-    except UnreadableDdl as exc:
-        return exc.tables
-    return applied.touched
 
 
 def _at(position: EntryPosition) -> str:

@@ -48,6 +48,17 @@ def apply_ddl(schemas: Schemas, sql: str, default_schema: str) -> Applied:
     return applier(schemas, statement, sql)
 
 
+def touched_tables(schemas: Schemas, sql: str, default_schema: str) -> tuple[Name, ...]:
+    """The tables a statement creates, changes, drops or renames, found by applying it to
+    ``schemas`` (a working copy, changed as the statement would change it, so that a later
+    statement is read against it: a DROP DATABASE names the tables it held); those an
+    unreadable statement named, as far as they could be found."""
+    try:
+        return apply_ddl(schemas, sql, default_schema).touched
+    except UnreadableDdl as exc:
+        return exc.tables
+
+
 def _stored_name(schemas: Schemas, name: Name) -> Name:
     """How information_schema spells a table's names: lowercase under lower_case_table_names=1."""
     return schemas.key(*name) if schemas.dialect.lower_case_table_names == 1 else name

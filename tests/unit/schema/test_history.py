@@ -8,6 +8,8 @@ import pickle
 import pytest
 
 from bridge.entry import Entry, EntryType, EventType, Header, RowChange
+from bridge.instance.schema_start import left_out
+from bridge.parse.scan import DdlStatement
 from bridge.position import EntryPosition
 from bridge.schema.apply import apply_ddl
 from bridge.schema.codec import DdlRecord, Mark
@@ -110,3 +112,35 @@ def test_a_tools_history_reads_a_table_it_does_not_hold_once() -> None:
     assert _columns(history, "live") == ["id"]
     assert _columns(history) == ["id", "a"]  # held: never fetched
     assert fetched == [("shop", "live")]
+
+
+def _ddl(sql: str) -> DdlStatement:
+    return DdlStatement("binlog.000002", 500, "shop", sql)
+
+
+def test_a_backlogs_ddl_sorts_the_captured_tables_into_created_and_uncertain() -> None:
+    """What a first start from a past position makes of the DDL between it and the capture:
+    a plain CREATE means the table did not exist at the start; anything else, a CREATE ... IF
+    NOT EXISTS or a DROP DATABASE included, leaves its definition at the start unknown."""
+    schemas = _schemas()
+    for sql in (
+        "CREATE TABLE made (id INT)",
+        "CREATE TABLE maybe (id INT)",
+        "CREATE TABLE o (i INT)",
+    ):
+        apply_ddl(schemas, sql, "shop")
+    apply_ddl(schemas, "CREATE TABLE t2 (id INT)", "other")
+    uncertain = left_out(
+        schemas,
+        [
+            _ddl("CREATE TABLE made (id INT)"),
+            _ddl("CREATE TABLE IF NOT EXISTS maybe (id INT)"),
+            _ddl("ALTER TABLE o ADD COLUMN j INT"),
+            _ddl("DROP DATABASE other"),
+            _ddl("CREATE DATABASE other"),
+            _ddl("CREATE TABLE other.t2 (id INT, k INT)"),
+        ],
+    )
+    assert uncertain == {("shop", "maybe"), ("shop", "o"), ("other", "t2")}
+    assert ("shop", "made") not in schemas.tables
+    assert ("shop", "t") in schemas.tables  # untouched: the capture holds at the start
