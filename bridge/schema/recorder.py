@@ -114,7 +114,7 @@ class SchemaRecorder:
             return None
         if not start.journal_name:
             raise HistoryNotCovering(start, history.mark)
-        if not before(history.mark, start) and history.mark.sort_key() != start.sort_key():
+        if history.mark.sort_key() > start.sort_key():
             raise HistoryNotCovering(start, history.mark)
         kept = tuple(r for r in history.records if r.table is not None or before(r.mark, start))
         if len(kept) != len(history.records):

@@ -209,12 +209,7 @@ def test_a_backlog_across_ddl_keeps_every_row_under_its_names(  # noqa: PLR0917 
     config, topic, writer = _first_run(
         tmp_path, mysql, kafka_bootstrap, scratch_schema, kill=stop == "kill -9"
     )
-    bridge = _start(config)
-    try:
-        delivered = _wait_for(kafka_bootstrap, topic, set(writer.written), bridge)
-    finally:
-        bridge.kill()
-    _assert_as_written(delivered, writer)
+    _restart_and_check(config, kafka_bootstrap, topic, writer)
 
 
 def test_a_rewind_before_several_ddl_decodes_with_the_definitions_of_then(
@@ -236,9 +231,14 @@ def test_a_rewind_before_several_ddl_decodes_with_the_definitions_of_then(
     create_topic(kafka_bootstrap, rewound, 1)
     settings["destinations"][0]["mq"]["topic"] = rewound
     config.write_text(yaml.safe_dump(settings))
+    _restart_and_check(config, kafka_bootstrap, rewound, writer)
+
+
+def _restart_and_check(config: Path, kafka: str, topic: str, writer: Writer) -> None:
+    """Start the bridge, wait for every row written, and check each is as written."""
     bridge = _start(config)
     try:
-        delivered = _wait_for(kafka_bootstrap, rewound, set(writer.written), bridge)
+        delivered = _wait_for(kafka, topic, set(writer.written), bridge)
     finally:
         bridge.kill()
     _assert_as_written(delivered, writer)
@@ -368,12 +368,7 @@ def test_a_change_outside_the_binlog_stops_the_destination_until_reloaded(
     assert reloaded.returncode == 0, reloaded.stderr
     assert "reloaded from the source" in reloaded.stdout
 
-    bridge = _start(config)
-    try:
-        delivered = _wait_for(kafka_bootstrap, topic, set(writer.written), bridge)
-    finally:
-        bridge.kill()
-    _assert_as_written(delivered, writer)
+    _restart_and_check(config, kafka_bootstrap, topic, writer)
 
 
 def _name(config: Path) -> str:
