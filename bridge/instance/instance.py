@@ -310,6 +310,7 @@ class Instance:
             # The snapshot plan goes with it: a restart before the first ack resumes both.
             first = LogPosition(self.identity, start, self.snapshots.plan)
             self.meta.update_cursor(mq_client(self.destination), first)
+            self.meta.flush(raise_errors=True)
         self.snapshots.put_plan_marker(start)
         self.snapshots.start(start)
         log.info(

@@ -38,6 +38,10 @@ class MetaManager(Protocol):
     @property
     def running(self) -> bool: ...
 
+    def flush(self, *, raise_errors: bool = False) -> None:
+        """Persist every changed cursor now rather than at the next periodic flush (a first
+        start's cursor must survive a kill before the first ack)."""
+
     def subscribe(self, client: ClientIdentity) -> None:
         """Register ``client``, or replace its filter if already subscribed."""
 

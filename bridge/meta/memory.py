@@ -52,6 +52,9 @@ class MemoryMetaManager:
     def running(self) -> bool:
         return self._running
 
+    def flush(self, *, raise_errors: bool = False) -> None:
+        """Nothing to persist: the cursors live as long as the process."""
+
     # -- subscriptions -------------------------------------------------------------------
 
     def subscribe(self, client: ClientIdentity) -> None:

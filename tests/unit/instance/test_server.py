@@ -259,3 +259,18 @@ def test_first_start_records_its_position_as_the_cursor(script: list[Entry]) -> 
         assert isinstance(cursor, LogPosition)
     finally:
         server.stop_all()
+
+
+def test_first_starts_cursor_is_on_disk_before_any_ack(script: list[Entry], tmp_path: Path) -> None:
+    """A kill before the first ack (and before the periodic flush) must resume at the first
+    start's position, not at a later current end that skips what was written meanwhile."""
+    store = FileCursorStore(tmp_path)
+    meta = PersistentMetaManager(MemoryMetaManager(), store, flush_period_ms=3_600_000)
+    server = serve(ScriptedParser(script), meta)
+    try:
+        server.get_without_ack(CLIENT, 1, 2.0)
+        [(_, saved)] = store.load(DESTINATION.name)
+        assert saved is not None
+        assert saved.position == EntryPosition("binlog.000001", 4)
+    finally:
+        server.stop_all()
