@@ -159,12 +159,20 @@ def stream_options(args: argparse.Namespace) -> StreamOptions:
 
 
 def configure_logging() -> None:
-    """INFO for the jobs' own lines, WARNING for the rest: Py4J logs a traceback at INFO, on
-    the root logger, for every call that fails when the JVM is gone."""
+    """INFO for the jobs' own lines, WARNING for the rest, nothing from Py4J: it logs a
+    traceback (at INFO, and at ERROR on the root logger) for every call that fails when the JVM
+    is gone, while the failure also reaches the caller as an exception, which ``JvmWatch``
+    turns into its one line."""
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_not_from_py4j)
     logging.getLogger("spark_jobs").setLevel(logging.INFO)
+
+
+def _not_from_py4j(record: logging.LogRecord) -> bool:
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
 
 
 def run_job(
