@@ -282,6 +282,32 @@ def admin_connection(mysql: MysqlEndpoint) -> Iterator[pymysql.connections.Conne
         conn.close()
 
 
+@contextmanager
+def row_metadata(mysql: MysqlEndpoint, setting: str) -> Iterator[None]:
+    """``binlog_row_metadata`` set to ``setting`` for new sessions, FULL again afterwards."""
+    conn = connect_admin(mysql)
+    with conn.cursor() as cur:
+        cur.execute(f"SET GLOBAL binlog_row_metadata = {setting}")
+    try:
+        yield
+    finally:
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL binlog_row_metadata = FULL")
+        conn.close()
+
+
+def nameless(mysql: MysqlEndpoint) -> str:
+    """The server's default row metadata, which carries no column names."""
+    return "NO_LOG" if mysql.flavor == "mariadb" else "MINIMAL"
+
+
+@pytest.fixture
+def nameless_binlog(mysql: MysqlEndpoint) -> Iterator[None]:
+    """The server's default row metadata: the binlog carries no column names."""
+    with row_metadata(mysql, nameless(mysql)):
+        yield
+
+
 @dataclass(frozen=True)
 class Account:
     """A source account a test made (``replica_account``)."""

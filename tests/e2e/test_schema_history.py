@@ -19,7 +19,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ import pymysql
 import pytest
 import yaml
 
-from tests.conftest import MysqlEndpoint, connect_admin
+from tests.conftest import MysqlEndpoint, connect_admin, nameless, row_metadata
 from tests.e2e.bridge_process import BridgeProcess, create_topic, read_to_end, write_config
 from tests.ha.cluster import ha_cluster
 
@@ -37,34 +36,6 @@ Connection = pymysql.connections.Connection  # type: ignore[type-arg]
 Row = dict[str, str | None]
 # The table the backlog tests start with.
 COLUMNS = "id INT PRIMARY KEY, a VARCHAR(10), b INT, c VARCHAR(10)"
-
-
-@pytest.fixture
-def nameless_binlog(mysql: MysqlEndpoint) -> Iterator[None]:
-    """The server's default row metadata: the binlog carries no column names."""
-    yield from _row_metadata(mysql, "NO_LOG" if mysql.flavor == "mariadb" else "MINIMAL")
-
-
-@pytest.fixture(params=["nameless", "FULL"])
-def row_metadata(request: pytest.FixtureRequest, mysql: MysqlEndpoint) -> Iterator[str]:
-    """Either setting: without names the history names the columns, with them it is checked
-    against them."""
-    nameless = "NO_LOG" if mysql.flavor == "mariadb" else "MINIMAL"
-    setting = nameless if request.param == "nameless" else "FULL"
-    for _ in _row_metadata(mysql, setting):
-        yield setting
-
-
-def _row_metadata(mysql: MysqlEndpoint, setting: str) -> Iterator[None]:
-    conn = connect_admin(mysql)
-    with conn.cursor() as cur:
-        cur.execute(f"SET GLOBAL binlog_row_metadata = {setting}")
-    try:
-        yield
-    finally:
-        with conn.cursor() as cur:
-            cur.execute("SET GLOBAL binlog_row_metadata = FULL")
-        conn.close()
 
 
 class Writer:
@@ -197,19 +168,24 @@ def _first_run(
     return config, topic, writer
 
 
-@pytest.mark.parametrize("stop", ["sigterm", "kill -9"])
+# Without names the history names the columns (after a clean stop and after kill -9); with
+# them (FULL) the history is checked against them.
+@pytest.mark.parametrize(
+    ("metadata", "stop"), [("nameless", "sigterm"), ("nameless", "kill -9"), ("FULL", "sigterm")]
+)
 def test_a_backlog_across_ddl_keeps_every_row_under_its_names(  # noqa: PLR0917  (fixtures)
     tmp_path: Path,
     mysql: MysqlEndpoint,
     kafka_bootstrap: str,
     scratch_schema: str,
-    row_metadata: str,
+    metadata: str,
     stop: str,
 ) -> None:
-    config, topic, writer = _first_run(
-        tmp_path, mysql, kafka_bootstrap, scratch_schema, kill=stop == "kill -9"
-    )
-    _restart_and_check(config, kafka_bootstrap, topic, writer)
+    with row_metadata(mysql, nameless(mysql) if metadata == "nameless" else "FULL"):
+        config, topic, writer = _first_run(
+            tmp_path, mysql, kafka_bootstrap, scratch_schema, kill=stop == "kill -9"
+        )
+        _restart_and_check(config, kafka_bootstrap, topic, writer)
 
 
 def test_a_rewind_before_several_ddl_decodes_with_the_definitions_of_then(
