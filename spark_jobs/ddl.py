@@ -1,9 +1,11 @@
-"""What the mirror can do with an ALTER TABLE: the ADD COLUMN / DROP COLUMN clauses in it.
+"""What the mirror can do with an ALTER TABLE: the clauses in it that change columns.
 
 ``parse_alter`` splits an ``ALTER TABLE`` statement into clauses and reads each one as
-``AddColumn`` (name, declared type, the value rows existing at the time of the DDL get),
-``DropColumn`` or ``OtherClause`` (recorded by the mirror, not applied: indexes, renames,
-type changes, ...). Pure Python; nothing here raises on odd SQL, it just says ``OtherClause``.
+``AddColumn`` (name, declared type, the value rows existing at the time of the DDL get, where
+it goes), ``DropColumn``, ``RenameColumn``, ``ChangeColumn`` (``CHANGE`` and ``MODIFY``: the
+new name, declared type and place) or ``OtherClause`` (recorded by the mirror, not applied:
+indexes, keys, table options, ...). Pure Python; nothing here raises on odd SQL, it just says
+``OtherClause``.
 
 The value existing rows get follows MySQL: the ``DEFAULT`` literal; NULL for a nullable column
 without one; for ``NOT NULL`` without a default the implicit default (0, '', the first ENUM
@@ -66,6 +68,11 @@ _NUMERIC = {
 }
 
 
+# Where a clause puts a column: None (the end for ADD, where it was for CHANGE/MODIFY), ""
+# (FIRST) or the name of the column it goes after.
+Position = str | None
+
+
 @dataclass(frozen=True, slots=True)
 class AddColumn:
     name: str
@@ -73,6 +80,7 @@ class AddColumn:
     fill: str | None
     """canal-style text of the value rows existing at the DDL get (None: NULL)."""
     fill_known: bool = True
+    position: Position = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +89,27 @@ class DropColumn:
 
 
 @dataclass(frozen=True, slots=True)
+class RenameColumn:
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeColumn:
+    """``CHANGE old new type ...`` or ``MODIFY name type ...`` (``old`` == ``new``)."""
+
+    old: str
+    new: str
+    mysql_type: str
+    position: Position = None
+
+
+@dataclass(frozen=True, slots=True)
 class OtherClause:
     text: str
 
 
-AlterClause = AddColumn | DropColumn | OtherClause
+AlterClause = AddColumn | DropColumn | RenameColumn | ChangeColumn | OtherClause
 
 
 def parse_alter(sql: str) -> list[AlterClause] | None:
@@ -115,6 +139,15 @@ def _clauses(text: str) -> list[AlterClause]:
         rest = _skip(tokens, 1, ("column",), ("if", "exists"))
         if rest == len(tokens) - 1 and (explicit or words[rest] not in _NOT_COLUMN):
             return [DropColumn(_unquote(tokens[rest]))]
+    if words[:2] == ["rename", "column"] and len(words) == 5 and words[3] == "to":
+        return [RenameColumn(_unquote(tokens[2]), _unquote(tokens[4]))]
+    if words[0] in ("change", "modify"):
+        rest = _skip(tokens, 1, ("column",), ("if", "exists"))
+        old = _unquote(tokens[rest]) if words[0] == "change" and rest < len(tokens) else None
+        changed = _column(" ".join(tokens[rest + (old is not None) :]))
+        if isinstance(changed, AddColumn):
+            name = changed.name if old is None else old
+            return [ChangeColumn(name, changed.name, changed.mysql_type, changed.position)]
     return [OtherClause(text.strip())]
 
 
@@ -136,9 +169,21 @@ def _column(definition: str) -> AlterClause:
         if tokens[index].lower() != "signed":
             type_text += " " + tokens[index].lower()
         index += 1
-    attributes = [t.lower() for t in tokens[index:]]
-    fill, known = _fill(base, type_text, tokens[index:], attributes)
-    return AddColumn(name=name, mysql_type=type_text, fill=fill, fill_known=known)
+    rest, position = _position(tokens[index:])
+    attributes = [t.lower() for t in rest]
+    fill, known = _fill(base, type_text, rest, attributes)
+    return AddColumn(
+        name=name, mysql_type=type_text, fill=fill, fill_known=known, position=position
+    )
+
+
+def _position(tokens: list[str]) -> tuple[list[str], Position]:
+    """A column definition's attributes without its trailing ``FIRST`` / ``AFTER name``."""
+    if tokens and tokens[-1].lower() == "first":
+        return tokens[:-1], ""
+    if len(tokens) >= 2 and tokens[-2].lower() == "after":
+        return tokens[:-2], _unquote(tokens[-1])
+    return tokens, None
 
 
 def _fill(

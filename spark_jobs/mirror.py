@@ -5,13 +5,15 @@
 
 1. Decode the records (``decode.parse_messages``/``changes``); DDL messages go to the driver.
 2. Per table, in binlog order: split the batch's row changes at the table's schema-changing DDL
-   (ADD/DROP COLUMN, TRUNCATE), so each change is applied with the schema it was made under.
+   (ADD/DROP/RENAME/CHANGE/MODIFY COLUMN, TRUNCATE), so each change is applied with the schema
+   (and under the column names) it was made under.
 3. For each segment, turn changes into actions on keys (INSERT/UPDATE: upsert the after-image;
    DELETE: delete the before-image's key; an UPDATE that changes the primary key also deletes
    the old key, as ``mq.key_change: split`` sends it as DELETE + INSERT), keep the latest
    action per key and MERGE them (``MirrorTable.merge``).
-4. Apply the DDL that ends the segment: ADD COLUMN (with the value existing rows got), DROP
-   COLUMN, TRUNCATE. Other DDL, and DDL that fails, is recorded and skipped.
+4. Apply the DDL that ends the segment: ADD COLUMN (with the value existing rows got, where
+   it goes), DROP COLUMN, RENAME COLUMN, CHANGE/MODIFY (new name, type: existing values are
+   converted, place), TRUNCATE. Other DDL, and DDL that fails, is recorded and skipped.
 5. Append the DDL outcomes to ``<mirror>/_cdc_ddl`` and the batch's offsets to
    ``<mirror>/_cdc_batches`` (Delta tables, idempotent writes keyed by the query and batch).
 
@@ -51,7 +53,15 @@ from pyspark.sql import types as st
 from pyspark.sql.streaming.query import StreamingQuery
 
 from spark_jobs.budget import MIN_SLICE_RECORDS, BatchTooLarge, out_of_memory
-from spark_jobs.ddl import AddColumn, DropColumn, OtherClause, parse_alter
+from spark_jobs.ddl import (
+    AddColumn,
+    AlterClause,
+    ChangeColumn,
+    DropColumn,
+    OtherClause,
+    RenameColumn,
+    parse_alter,
+)
 from spark_jobs.decode import ORDER_COLUMNS, change_order, changes, parse_messages
 from spark_jobs.mirror_table import MirrorTable, Order, quote, typed_frame
 from spark_jobs.stream import (
@@ -229,9 +239,9 @@ class MirrorBatchWriter:
             if not info.primary_key:
                 log.warning("%s.%s has no primary key: not mirrored", *key)
                 return [DdlOutcome(e, "skipped", "table not mirrored: no key") for e in ddl]
-            pending_adds = {c.name.lower() for e in ddl for c in _adds(e)}
+            created_later = {name for e in ddl for name in _new_names(e)}
             table.create(
-                [(n, t) for n, t in info.columns if n.lower() not in pending_adds],
+                [(n, t) for n, t in info.columns if n.lower() not in created_later],
                 info.primary_key,
             )
         state = table.state
@@ -239,7 +249,7 @@ class MirrorBatchWriter:
         pending = [e for e in ddl if state.ddl_order is None or e.order > state.ddl_order]
         outcomes = [DdlOutcome(e, "already-applied") for e in ddl if e not in pending]
         if info is not None:
-            self._add_new_columns(table, info, {c.name.lower() for e in pending for c in _adds(e)})
+            self._add_new_columns(table, info, {name for e in pending for name in _new_names(e)})
         boundaries = [e for e in pending if _changes_schema_or_rows(e)]
         table_rows = rows.where((sf.col("database") == key[0]) & (sf.col("table") == key[1]))
         lower: Order | None = None
@@ -311,33 +321,60 @@ class MirrorBatchWriter:
         if event.type == "TRUNCATE":
             table.truncate(event.order, event.es)
             return DdlOutcome(event, "applied", "all rows deleted")
+        notes = [self._apply_clause(table, clause) for clause in parse_alter(event.sql) or []]
+        return DdlOutcome(event, "applied", "; ".join(notes))
+
+    def _apply_clause(self, table: MirrorTable, clause: AlterClause) -> str:
+        """Apply one ALTER clause to the mirror; what was done, for the DDL log."""
         state = table.state
         assert state is not None
-        notes: list[str] = []
-        for clause in parse_alter(event.sql) or []:
-            if isinstance(clause, AddColumn):
-                if table.column(clause.name) is not None:
-                    notes.append(f"add {clause.name}: exists")
-                    continue
-                table.add_columns([(clause.name, clause.mysql_type)])
-                if not clause.fill_known:
-                    notes.append(f"add {clause.name}: existing rows null (default not reproduced)")
-                elif clause.fill is not None:
-                    table.fill(clause.name, clause.fill, self.timestamp_zone)
-                    notes.append(f"add {clause.name} = {clause.fill!r}")
-                else:
-                    notes.append(f"add {clause.name}")
-            elif isinstance(clause, DropColumn):
-                if table.column(clause.name) is None:
-                    notes.append(f"drop {clause.name}: absent")
-                elif clause.name.lower() in (k.lower() for k in state.primary_key):
-                    notes.append(f"drop {clause.name}: key column kept")
-                else:
-                    table.drop_column(clause.name)
-                    notes.append(f"drop {clause.name}")
-            elif isinstance(clause, OtherClause):
-                notes.append(f"skipped: {clause.text}")
-        return DdlOutcome(event, "applied", "; ".join(notes))
+        if isinstance(clause, AddColumn):
+            if table.column(clause.name) is not None:
+                return f"add {clause.name}: exists"
+            table.add_columns([(clause.name, clause.mysql_type)], clause.position)
+            if not clause.fill_known:
+                return f"add {clause.name}: existing rows null (default not reproduced)"
+            if clause.fill is not None:
+                table.fill(clause.name, clause.fill, self.timestamp_zone)
+                return f"add {clause.name} = {clause.fill!r}"
+            return f"add {clause.name}"
+        if isinstance(clause, DropColumn):
+            if table.column(clause.name) is None:
+                return f"drop {clause.name}: absent"
+            if clause.name.lower() in (k.lower() for k in state.primary_key):
+                return f"drop {clause.name}: key column kept"
+            table.drop_column(clause.name)
+            return f"drop {clause.name}"
+        if isinstance(clause, RenameColumn):
+            return self._rename(table, clause.old, clause.new)
+        if isinstance(clause, ChangeColumn):
+            return self._change(table, clause)
+        return f"skipped: {clause.text}"
+
+    def _rename(self, table: MirrorTable, old: str, new: str) -> str:
+        if table.column(old) is None:
+            return f"rename {old}: absent"
+        if old.lower() != new.lower() and table.column(new) is not None:
+            return f"rename {old}: {new} exists"
+        if old != new:
+            table.rename_column(old, new)
+        return f"rename {old} to {new}"
+
+    def _change(self, table: MirrorTable, clause: ChangeColumn) -> str:
+        """CHANGE / MODIFY: rename, convert the existing values to the new type, move."""
+        if table.column(clause.old) is None:
+            if table.column(clause.new) is not None:
+                return f"change {clause.old}: absent, {clause.new} exists"
+            table.add_columns([(clause.new, clause.mysql_type)], clause.position)
+            return f"change {clause.old}: absent, {clause.new} added"
+        renamed = self._rename(table, clause.old, clause.new)
+        if table.column(clause.new) is None:
+            return renamed
+        table.retype_column(clause.new, clause.mysql_type, self.timestamp_zone)
+        if clause.position is not None:
+            table.move_column(clause.new, clause.position)
+        what = f"{clause.old} to {clause.new}" if clause.old != clause.new else clause.old
+        return f"change {what} {clause.mysql_type}"
 
     def _purge_tombstones(self, messages: DataFrame) -> None:
         """Drop tombstones older than the retention, measured back from the batch's newest
@@ -487,10 +524,18 @@ def _slices(batch: DataFrame, count: int) -> list[DataFrame]:
     return parts
 
 
-def _adds(event: DdlEvent) -> list[AddColumn]:
+def _new_names(event: DdlEvent) -> set[str]:
+    """The (lower-cased) column names ``event`` creates: added, or renamed to. Row images
+    after it carry them; the mirror must not add them as columns of their own before it."""
     if event.type != "ALTER":
-        return []
-    return [c for c in parse_alter(event.sql) or [] if isinstance(c, AddColumn)]
+        return set()
+    names: set[str] = set()
+    for clause in parse_alter(event.sql) or []:
+        if isinstance(clause, AddColumn):
+            names.add(clause.name.lower())
+        elif isinstance(clause, RenameColumn | ChangeColumn) and clause.old != clause.new:
+            names.add(clause.new.lower())
+    return names
 
 
 def _changes_schema_or_rows(event: DdlEvent) -> bool:
@@ -498,7 +543,7 @@ def _changes_schema_or_rows(event: DdlEvent) -> bool:
         return True
     if event.type != "ALTER":
         return False
-    return any(isinstance(c, AddColumn | DropColumn) for c in parse_alter(event.sql) or [])
+    return any(not isinstance(c, OtherClause) for c in parse_alter(event.sql) or [])
 
 
 def _ddl_events(messages: DataFrame) -> list[DdlEvent]:

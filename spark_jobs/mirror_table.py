@@ -45,6 +45,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
 
+from spark_jobs.ddl import Position
 from spark_jobs.decode import cast_value, invalid_values, spark_type
 
 META_PREFIX = "_cdc_"
@@ -190,12 +191,17 @@ class MirrorTable:
         self._state = TableState(list(columns), list(primary_key), None)
         self._loaded = True
 
-    def add_columns(self, columns: Sequence[tuple[str, str]]) -> None:
+    def add_columns(self, columns: Sequence[tuple[str, str]], position: Position = None) -> None:
+        """Add ``columns`` at the end, or (one column) where ``position`` says: FIRST ("") or
+        after a column (the end when the mirror lacks that column)."""
         state = self.state
         assert state is not None
-        definition = ", ".join(f"{quote(n)} {spark_type(t).simpleString()}" for n, t in columns)
+        place, at = self._place(position)
+        definition = ", ".join(
+            f"{quote(n)} {spark_type(t).simpleString()}{place}" for n, t in columns
+        )
         self.spark.sql(f"ALTER TABLE {self.ref} ADD COLUMNS ({definition})")
-        state.columns.extend(columns)
+        state.columns[at:at] = columns
         self._set_properties()
 
     def drop_column(self, name: str) -> None:
@@ -204,6 +210,97 @@ class MirrorTable:
         self.spark.sql(f"ALTER TABLE {self.ref} DROP COLUMN {quote(name)}")
         state.columns = [(n, t) for n, t in state.columns if n.lower() != name.lower()]
         self._set_properties()
+
+    def rename_column(self, old: str, new: str) -> None:
+        """A metadata change (column mapping); the key and ``_cdc_invalid`` follow the name."""
+        state = self.state
+        column = self.column(old)
+        assert state is not None and column is not None
+        self.spark.sql(f"ALTER TABLE {self.ref} RENAME COLUMN {quote(column[0])} TO {quote(new)}")
+        state.columns = [(new, t) if n == column[0] else (n, t) for n, t in state.columns]
+        state.primary_key = [new if k.lower() == old.lower() else k for k in state.primary_key]
+        self._set_properties()
+        self.spark.sql(
+            f"UPDATE {self.ref} SET _cdc_invalid = transform_keys(_cdc_invalid, "
+            f"(k, v) -> CASE WHEN k = {sql_string(column[0])} THEN {sql_string(new)} ELSE k END) "
+            f"WHERE map_contains_key(_cdc_invalid, {sql_string(column[0])})"
+        )
+
+    def retype_column(self, name: str, mysql_type: str, timezone: str) -> None:
+        """Declare ``name`` as ``mysql_type``. When its Spark type changes, every row's value
+        is converted (from its text where it was a string, or cast) in one overwrite of the
+        table, so a crash leaves the old table or the new one."""
+        state = self.state
+        column = self.column(name)
+        assert state is not None and column is not None
+        target = spark_type(mysql_type)
+        if spark_type(column[1]) != target:
+            self._rewrite_column(column, mysql_type, target, timezone)
+        state.columns = [(n, mysql_type) if n == column[0] else (n, t) for n, t in state.columns]
+        self._set_properties()
+
+    def move_column(self, name: str, position: str) -> None:
+        """Put ``name`` first ("") or after another column (left alone when that is absent)."""
+        state = self.state
+        column = self.column(name)
+        assert state is not None and column is not None
+        was = state.columns.index(column)
+        state.columns.remove(column)
+        place, at = self._place(position)
+        if not place:
+            state.columns.insert(was, column)
+            return
+        self.spark.sql(f"ALTER TABLE {self.ref} ALTER COLUMN {quote(column[0])}{place}")
+        state.columns.insert(at, column)
+        self._set_properties()
+
+    def _place(self, position: Position) -> tuple[str, int]:
+        """``position`` as Delta's `` FIRST`` / `` AFTER `x``` and the index in
+        ``state.columns`` it means; ("", end) for None or a column the mirror lacks."""
+        state = self.state
+        assert state is not None
+        if position == "":
+            return " FIRST", 0
+        after = self.column(position) if position else None
+        if after is None:
+            return "", len(state.columns)
+        return f" AFTER {quote(after[0])}", state.columns.index(after) + 1
+
+    def _rewrite_column(
+        self, column: tuple[str, str], mysql_type: str, target: st.DataType, timezone: str
+    ) -> None:
+        name = column[0]
+        frame = self.spark.read.format("delta").load(self.path)
+        value = sf.col(quote(name))
+        text = sf.col("_cdc_invalid")[name]
+        if isinstance(frame.schema[name].dataType, st.StringType):
+            converted = cast_value(value, mysql_type, timezone)
+        else:
+            converted = value.try_cast(target)
+        converted = sf.coalesce(converted, cast_value(text, mysql_type, timezone))
+        kept = sf.map_filter(
+            sf.coalesce(sf.col("_cdc_invalid"), sf.expr(_EMPTY_MAP)), lambda k, _: k != name
+        )
+        invalid = sf.when(
+            converted.isNull() & text.isNotNull(),
+            sf.map_concat(kept, sf.create_map(sf.lit(name), text)),
+        ).otherwise(kept)
+        rewritten = frame.select(
+            *[
+                converted.alias(name)
+                if c == name
+                else sf.when(sf.size(invalid) > 0, invalid).alias(c)
+                if c == "_cdc_invalid"
+                else sf.col(quote(c))
+                for c in frame.columns
+            ]
+        )
+        (
+            rewritten.write.format("delta")
+            .mode("overwrite")
+            .option("overwriteSchema", "true")
+            .save(self.path)
+        )
 
     def set_ddl_order(self, order: Order) -> None:
         state = self.state

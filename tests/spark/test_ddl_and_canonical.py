@@ -7,11 +7,18 @@ from decimal import Decimal
 
 import pytest
 
-from spark_jobs.ddl import AddColumn, DropColumn, OtherClause, parse_alter
+from spark_jobs.ddl import (
+    AddColumn,
+    ChangeColumn,
+    DropColumn,
+    OtherClause,
+    RenameColumn,
+    parse_alter,
+)
 from spark_jobs.reconcile import canonical
 
 
-def test_alter_clauses_are_read_as_column_adds_drops_and_others() -> None:
+def test_alter_clauses_are_read_as_column_changes_and_others() -> None:
     sql = (
         "/* by hand */ ALTER TABLE `shop`.`orders` ADD COLUMN extra INT DEFAULT 7, "
         "add (x decimal(10,2) unsigned not null, y enum('p,q','r') NOT NULL), "
@@ -26,14 +33,34 @@ def test_alter_clauses_are_read_as_column_adds_drops_and_others() -> None:
         AddColumn("y", "enum('p,q','r')", "p,q"),
         DropColumn("old col"),
         OtherClause("add index i (x)"),
-        OtherClause("modify y int"),
+        ChangeColumn("y", "y", "int"),
         AddColumn("c", "datetime(3)", None, fill_known=False),
-        AddColumn("n", "varchar(10)", "it's"),
+        AddColumn("n", "varchar(10)", "it's", position="id"),
         AddColumn("b", "bit(4)", "5"),
         AddColumn("g", "int", None, fill_known=False),
         AddColumn("d", "date", "0000-00-00"),
         AddColumn("z", "text", None),
         OtherClause("DROP PRIMARY KEY"),
+    ]
+
+
+def test_renames_changes_and_modifies_say_the_new_name_type_and_place() -> None:
+    sql = (
+        "ALTER TABLE t RENAME COLUMN `b` TO `b b`, CHANGE COLUMN bb b2 BIGINT NOT NULL, "
+        "MODIFY c VARCHAR(20) FIRST, CHANGE IF EXISTS x y DECIMAL(10, 2) AFTER `id`, "
+        "MODIFY COLUMN z TEXT COMMENT 'after all', ADD e INT FIRST, RENAME INDEX i TO j, "
+        "RENAME TO u, CHANGE"
+    )
+    assert parse_alter(sql) == [
+        RenameColumn("b", "b b"),
+        ChangeColumn("bb", "b2", "bigint"),
+        ChangeColumn("c", "c", "varchar(20)", position=""),
+        ChangeColumn("x", "y", "decimal(10, 2)", position="id"),
+        ChangeColumn("z", "z", "text"),
+        AddColumn("e", "int", None, position=""),
+        OtherClause("RENAME INDEX i TO j"),
+        OtherClause("RENAME TO u"),
+        OtherClause("CHANGE"),
     ]
 
 
