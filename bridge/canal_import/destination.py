@@ -37,6 +37,7 @@ def destination_entry(
             "black_regex": instance.text("canal.instance.filter.black.regex") or "",
             "field": instance.text("canal.instance.filter.field") or "",
             "black_field": instance.text("canal.instance.filter.black.field") or "",
+            "skip": _skip(instance),
         },
         "batch_size": server.integer("canal.mq.canalBatchSize"),
         "get_timeout_ms": _get_timeout(server),
@@ -53,6 +54,12 @@ def destination_entry(
         "parser_process": _parser_process(instance),
     }
     return entry
+
+
+def _skip(instance: Reader) -> list[str]:
+    """canal's ``filter.dml.insert/update/delete`` flags as the change kinds to skip."""
+    kinds = ("insert", "update", "delete")
+    return [kind for kind in kinds if instance.flag(f"canal.instance.filter.dml.{kind}")]
 
 
 def _source(name: str, instance: Reader, slave_ids: set[int]) -> dict[str, Any]:

@@ -28,7 +28,6 @@ _JKS = (
     "a Java keystore, which canal-bridge cannot read: export the certificates as PEM and set "
     "source.ssl (ca, cert, key)"
 )
-_DML_FILTER = "canal drops that change type when true; canal-bridge has no per-type filter"
 
 REASONS: dict[str, str] = {
     "canal.id": _ADMIN,
@@ -80,9 +79,6 @@ REASONS: dict[str, str] = {
     "canal.instance.filter.transaction.entry": (
         "transaction begin/end entries never reach Kafka (canal's MQ mode does not send them)"
     ),
-    "canal.instance.filter.dml.insert": _DML_FILTER,
-    "canal.instance.filter.dml.update": _DML_FILTER,
-    "canal.instance.filter.dml.delete": _DML_FILTER,
     "canal.instance.binlog.format": (
         "canal's accepted formats; canal-bridge requires binlog_format=ROW (canal-bridge check "
         "verifies it)"

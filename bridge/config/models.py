@@ -236,6 +236,19 @@ class FilterConfig(_Model):
     black_regex: Annotated[str, AfterValidator(regex_list)] = ""
     field: Annotated[str, AfterValidator(field_filter)] = ""
     black_field: Annotated[str, AfterValidator(field_filter)] = ""
+    # Change kinds left out (canal's filter.dml.insert/update/delete, Debezium's
+    # skipped.operations); the cursor still moves past them.
+    skip: tuple[Literal["insert", "update", "delete", "ddl"], ...] = ()
+
+    @field_validator("skip", mode="before")
+    @classmethod
+    def _skip_list(cls, value: Any) -> Any:
+        """A list, or canal-style one comma-separated string; each kind once."""
+        if isinstance(value, str):
+            value = [item.strip() for item in value.split(",") if item.strip()]
+        if isinstance(value, list | tuple) and len(set(value)) != len(value):
+            raise ValueError("names a change kind twice")
+        return value
 
 
 class StoreConfig(_Model):

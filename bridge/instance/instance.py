@@ -126,7 +126,9 @@ class Instance:
         )
         field_filter = FieldFilter(config.filter.field, config.filter.black_field)
         tables = TableFilter(config.filter.regex, config.filter.black_regex)
-        self.sink = EntrySink(self.store, tables, field_filter if field_filter else None)
+        self.sink = EntrySink(
+            self.store, tables, field_filter if field_filter else None, skip=config.filter.skip
+        )
         self.schema = SchemaRecorder(
             schema_store or MemoryHistoryStore(), selected=tables, acked=self._acked_position
         )

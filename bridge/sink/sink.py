@@ -2,10 +2,13 @@
 
 What is stored, per entry kind:
 
-* ROWDATA (DML and DDL) whose ``schema.table`` the table filter accepts, with the field filter
-  applied to DML row images. An entry with neither schema nor table name is kept (there is
-  nothing to filter on). Schema-level DDL is matched as ``schema.`` (empty table), as canal's
-  sink does: ``shop\\..*`` keeps ``CREATE DATABASE shop``, ``shop\\.orders`` does not.
+* ROWDATA (DML and DDL) whose ``schema.table`` the table filter accepts and whose kind
+  (INSERT, UPDATE, DELETE, DDL) is not skipped, with the field filter applied to DML row
+  images. A skipped change is left out as a row of a filtered table is: its transaction still
+  ends, so the acked position moves past it (see empty transactions below). An entry with
+  neither schema nor table name is kept (there is nothing to filter on). Schema-level DDL is
+  matched as ``schema.`` (empty table), as canal's sink does: ``shop\\..*`` keeps
+  ``CREATE DATABASE shop``, ``shop\\.orders`` does not.
 * TRANSACTIONBEGIN is held back until the transaction's first kept row, so it is stored just
   before it; TRANSACTIONEND is stored if a row of its transaction was stored.
 * Empty transactions (every row filtered out) are dropped like canal's
@@ -21,14 +24,29 @@ If ``sink`` raises (stopped, store error), the transaction state is undefined un
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from bridge.entry import ROWDATA, TRANSACTION_BEGIN, TRANSACTION_END, Entry, EntryType, EventType
+from bridge.entry import (
+    ROWDATA,
+    TRANSACTION_BEGIN,
+    TRANSACTION_END,
+    Entry,
+    EntryType,
+    EventType,
+    RowChange,
+)
 from bridge.position import LogIdentity
 from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
 from bridge.store import EventStore
+
+# The change kinds ``filter.skip`` names, as the row changes' event types (DDL: any is_ddl).
+SKIPPABLE = {
+    "insert": EventType.INSERT,
+    "update": EventType.UPDATE,
+    "delete": EventType.DELETE,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +66,16 @@ class EntrySink:
         table_filter: TableFilter | None = None,
         field_filter: FieldFilter | None = None,
         options: SinkOptions | None = None,
+        *,
+        skip: Collection[str] = (),
     ) -> None:
+        """``skip``: the change kinds left out, names of ``SKIPPABLE`` and ``ddl``
+        (``filter.skip``); a snapshot's rows are reads, not changes, and are never skipped."""
         self._store = store
         self.table_filter = table_filter
         self.field_filter = field_filter if field_filter else None
+        self.skipped = frozenset(SKIPPABLE[kind] for kind in skip if kind != "ddl")
+        self.skip_ddl = "ddl" in skip
         self.options = options or SinkOptions()
         self._running = False
         self._lock = threading.Lock()
@@ -113,6 +137,7 @@ class EntrySink:
         new instance) and resets its sink whenever it reads again."""
         out: list[Entry] = []
         accepts = None if self.table_filter is None else self.table_filter.accepts
+        skipped, skip_ddl = self.skipped, self.skip_ddl
         for entry in entries:
             kind = entry.entry_type
             if kind is TRANSACTION_BEGIN:
@@ -122,14 +147,15 @@ class EntrySink:
             elif kind is ROWDATA:
                 header = entry.header
                 schema, table = header.schema_name, header.table_name
-                if accepts is None or not (schema or table) or accepts(schema, table):
+                change = entry.row_change
+                kept = not (skipped or skip_ddl) or not _skipped(change, skipped, skip_ddl)
+                if kept and (accepts is None or not (schema or table) or accepts(schema, table)):
                     if self._held_begin is not None:
                         out.append(self._held_begin)
                         self._held_begin = None
                     field_filter = self.field_filter
                     out.append(entry if field_filter is None else field_filter.apply(entry))
                     self._rows_stored = True
-                change = entry.row_change
                 if change is None or not change.is_ddl or change.event_type is EventType.QUERY:
                     # A row, or a statement that may open or sit in a transaction (SAVEPOINT,
                     # XA START, a statement-based change): its transaction's END follows.
@@ -172,3 +198,13 @@ class EntrySink:
             if self._store.put(identity, entries, timeout=self.options.put_poll_seconds):
                 return
         raise SinkStopped()
+
+
+def _skipped(change: RowChange | None, kinds: frozenset[EventType], ddl: bool) -> bool:
+    """Whether ``filter.skip`` leaves a rows entry out: a DDL when ``ddl``, a row change of a
+    kind in ``kinds`` (a statement without rows, e.g. SAVEPOINT, is never skipped)."""
+    if change is None:
+        return False
+    if change.is_ddl:
+        return ddl and change.event_type is not EventType.QUERY
+    return change.event_type in kinds

@@ -269,6 +269,16 @@ BROKEN = [
         "destinations[0].filter.black_field: expected",
     ),
     (
+        "destinations.0.filter.skip",
+        ["delete", "remove"],
+        "destinations[0].filter.skip[1]: must be one of 'insert', 'update', 'delete' or 'ddl'",
+    ),
+    (
+        "destinations.0.filter.skip",
+        "delete,delete",
+        "destinations[0].filter.skip: names a change kind twice",
+    ),
+    (
         "destinations.0.store.buffer_size",
         1000,
         "destinations[0].store.buffer_size: must be a power of two",
@@ -337,8 +347,10 @@ def test_valid_variants_pass() -> None:
         data,
     )
     data = with_("destinations.0.filter.field", "shop.orders:id/note,shop.users:id", data)
+    data = with_("destinations.0.filter.skip", "delete, ddl", data)
     dest = parse_config(data, environ={}).destinations[0]
     assert (dest.source.host, dest.source.port) == ("::1", 3306)
+    assert dest.filter.skip == ("delete", "ddl")
     assert dest.timestamp_time_zone == "+08:00"
 
 

@@ -190,7 +190,21 @@ def test_filters(tmp_path: Path) -> None:
         "black_regex": r"shop\.tmp_.*",
         "field": "shop.orders:id/total",
         "black_field": "crm.users:password_hash",
+        "skip": [],
     }
+
+
+def test_dml_filters_become_skipped_change_kinds(tmp_path: Path) -> None:
+    result = imported(
+        tmp_path,
+        instance={
+            "canal.instance.filter.dml.insert": "false",
+            "canal.instance.filter.dml.update": "true",
+            "canal.instance.filter.dml.delete": "true",
+        },
+    )
+    assert destination(result)["filter"]["skip"] == ["update", "delete"]
+    assert not {k for k in unmapped(result) if k.startswith("canal.instance.filter.dml.")}
 
 
 def test_mq_routing(tmp_path: Path) -> None:

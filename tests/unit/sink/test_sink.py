@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bridge.entry import ROWDATA, Entry, EntryType, RowChange
+from bridge.entry import ROWDATA, Entry, EntryType, EventType, RowChange
 from bridge.parse.ddl import classify_ddl, is_transaction_control
 from bridge.position import LogIdentity
 from bridge.sink import (
@@ -117,6 +117,38 @@ def test_field_filter_is_applied(store: MemoryEventStore) -> None:
     stored = store.get(8).entries[1]
     assert stored.row_change is not None
     assert [c.name for c in stored.row_change.row_datas[0].after] == ["id"]
+
+
+def test_skipped_change_kinds_are_left_out_and_their_transaction_still_ends(
+    store: MemoryEventStore,
+) -> None:
+    sink = EntrySink(store, skip=("delete", "ddl"))
+    sink.start()
+    deleted = row(1, event_type=EventType.DELETE)
+    updated = row(2, event_type=EventType.UPDATE)
+    sink.sink([begin(0), deleted, updated, end(3)], IDENTITY)
+    sink.sink([ddl(4)], IDENTITY)
+    # A transaction of skipped rows only is empty: its END passes (the first one at once),
+    # so the acked position moves past the skipped DELETE.
+    sink.sink([begin(5), row(6, event_type=EventType.DELETE), end(7)], IDENTITY)
+    assert _stored(store) == [("TRANS", 0), ("ROWDA", 2), ("TRANS", 3), ("TRANS", 5), ("TRANS", 7)]
+
+
+def test_nothing_is_skipped_by_default_and_statements_never_are(store: MemoryEventStore) -> None:
+    sink = EntrySink(store, skip=("ddl",))
+    sink.start()
+    savepoint = Entry(
+        header(1), ROWDATA, RowChange(EventType.QUERY, is_ddl=True, sql="SAVEPOINT a")
+    )
+    sink.sink([begin(0), savepoint, row(2, event_type=EventType.DELETE), end(3)], IDENTITY)
+    assert [o for _, o in _stored(store)] == [0, 1, 2, 3]
+
+
+def test_snapshot_rows_are_reads_and_not_skipped(store: MemoryEventStore) -> None:
+    sink = EntrySink(store, skip=("insert",))
+    sink.start()
+    sink.put_snapshot([row(1)], IDENTITY)
+    assert _stored(store) == [("ROWDA", 1)]
 
 
 def test_identity_is_attached(store: MemoryEventStore) -> None:
