@@ -329,6 +329,9 @@ class MqConfig(_Model):
     # of the new one, each on its key's partition (per-key order holds across partitions);
     # update: one UPDATE hashed by the new key, as canal sends it.
     key_change: Literal["split", "update"] = "split"
+    # A null-value record after each DELETE record keyed by its row, same key and partition
+    # (Debezium's tombstones.on.delete), so a compacted topic forgets deleted keys.
+    tombstones: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -367,6 +370,15 @@ class MqConfig(_Model):
     def _partition_in_range(self) -> MqConfig:
         if self.partition >= self.partitions:
             raise ValueError(f"partition {self.partition} must be < partitions {self.partitions}")
+        return self
+
+    @model_validator(mode="after")
+    def _tombstones_need_row_keys(self) -> MqConfig:
+        if self.tombstones and self.format != "flat_message":
+            raise ValueError(
+                "tombstones needs format flat_message: a protobuf record holds a whole batch "
+                "under an empty key, which a tombstone cannot delete; remove tombstones"
+            )
         return self
 
 

@@ -18,6 +18,7 @@ from bridge.mq.flat_encoder import CompiledFlatMessageEncoder, FlatMessageEncode
 from bridge.mq.key_change import with_key_change
 from bridge.mq.records import Placement, RecordBuilder, RowsEncoder
 from bridge.mq.routing import CanalPartitionRouter, CanalTopicRouter, TopicPartitions
+from bridge.mq.tombstones import with_tombstones
 
 # A format's encoder, from the destination's mq settings, its placement and the compiled
 # module (None: pure Python).
@@ -80,11 +81,13 @@ def rows_encoder(
     compiled: native.Compiled | Loaded | None = Loaded.MODULE,
 ) -> RowsEncoder:
     """The encoder of a destination: its format's, compiled where the module is loaded (or
-    as ``compiled`` says: None for pure Python), with ``mq.key_change`` applied before it (so
-    every format gets it, once: ``bridge.mq.key_change``)."""
+    as ``compiled`` says: None for pure Python), with ``mq.tombstones`` after it and
+    ``mq.key_change`` applied before both (so every format gets them, once:
+    ``bridge.mq.tombstones``, ``bridge.mq.key_change``)."""
     module = native.module if compiled is Loaded.MODULE else compiled
     placement = placement_of(mq, max_record_bytes)
     encoder = ENCODERS[format_name(mq)](mq, placement, module)
+    encoder = with_tombstones(mq.tombstones, encoder, placement)
     return with_key_change(mq.key_change, encoder, placement)
 
 

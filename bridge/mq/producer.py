@@ -372,7 +372,7 @@ class KafkaProducer:
 
     def _produce_error(self, record: OutgoingRecord, err: KafkaError) -> MqError:
         if err.code() in SIZE_ERRORS:
-            size = len(record.key) + len(record.value)
+            size = len(record.key) + len(record.value or b"")
             limit = self.max_message_bytes
             return RecordTooLarge(
                 record.topic, record.partition, size, limit, "librdkafka message.max.bytes"

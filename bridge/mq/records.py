@@ -43,7 +43,7 @@ class OutgoingRecord:
     topic: str
     partition: int
     key: bytes
-    value: bytes
+    value: bytes | None  # None: a tombstone (``mq.tombstones``)
     headers: tuple[tuple[str, bytes], ...]
 
 

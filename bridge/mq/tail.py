@@ -84,7 +84,7 @@ def tail(
                 log.warning("tail of %s: %s", topic, masked(err.str(), settings))
                 continue
             last_seen = time.monotonic()
-            line = format_record(msg.partition() or 0, msg.offset() or 0, msg.value())
+            line = format_record(msg.partition() or 0, msg.offset() or 0, msg.value(), msg.key())
             print(line, file=out, flush=True)
             printed += 1
     finally:
@@ -92,11 +92,15 @@ def tail(
     return printed
 
 
-def format_record(partition: int, offset: int, value: bytes | None) -> str:
+def format_record(
+    partition: int, offset: int, value: bytes | None, key: bytes | None = None
+) -> str:
     """One compact line: ``partition@offset TYPE db.table es=... id=N`` then the rows (or the
-    SQL of a DDL). A dead-letter notice and anything that is not a FlatMessage are shown as
-    such."""
+    SQL of a DDL). A tombstone (null value, ``mq.tombstones``), a dead-letter notice and
+    anything that is not a FlatMessage are shown as such."""
     where = f"{partition}@{offset}"
+    if value is None and key:
+        return f"{where} TOMBSTONE key={key.decode('utf-8', 'replace')}"
     try:
         message = orjson.loads(value) if value is not None else None
     except orjson.JSONDecodeError:

@@ -173,7 +173,7 @@ class ReadRecord:
     partition: int
     offset: int
     key: bytes | None
-    message: dict[str, Any]
+    message: dict[str, Any]  # {} for a null value (a tombstone)
     headers: dict[str, bytes]
 
 
@@ -210,7 +210,7 @@ def read_records_to_end(
                     message.partition(),
                     message.offset(),
                     message.key(),
-                    orjson.loads(message.value()),
+                    {} if message.value() is None else orjson.loads(message.value()),
                     {k: v or b"" for k, v in message.headers() or ()},
                 )
             )

@@ -1,4 +1,5 @@
-"""Record shaping through the real bridge and broker: change kinds left out (``filter.skip``).
+"""Record shaping through the real bridge and broker: change kinds left out (``filter.skip``),
+tombstones after deletes (``mq.tombstones``).
 
 One server: what is shaped is the bridge's own doing, the same whatever the source."""
 
@@ -15,7 +16,13 @@ import yaml
 
 from bridge.meta.codec import loads_meta_file
 from tests.conftest import MysqlEndpoint, connect_admin
-from tests.e2e.bridge_process import BridgeProcess, create_topic, read_to_end, write_config
+from tests.e2e.bridge_process import (
+    BridgeProcess,
+    create_topic,
+    read_records_to_end,
+    read_to_end,
+    write_config,
+)
 
 pytestmark = pytest.mark.services
 
@@ -34,7 +41,7 @@ def shaped_config(
     """A one-partition topic and a config streaming ``schema`` to it, with ``filters`` added
     to the destination's filter section."""
     topic = f"shape-{uuid.uuid4().hex[:8]}"
-    create_topic(bootstrap, topic, 1)
+    create_topic(bootstrap, topic, mq.get("partitions", 1))
     path = write_config(tmp_path / "destinations.yaml", mysql, bootstrap, schema, topic, **mq)
     config = yaml.safe_load(path.read_text())
     config["destinations"][0]["filter"].update(filters or {})
@@ -149,3 +156,54 @@ def test_without_skip_every_kind_is_produced(
     )
     messages = until_marker(bridge, kafka_bootstrap, topic)
     assert [m["type"] for m in messages] == ["INSERT", "DELETE", "ALTER", "INSERT"]
+    assert all(messages)  # no tombstone unless asked for
+
+
+def test_tombstones_follow_each_deleted_row_in_its_delete_transaction(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    running: list[BridgeProcess],
+) -> None:
+    """Exactly-once: a tombstone at the offset right after its DELETE (a transaction's
+    commit marker takes an offset, so none lies between them), same key and partition."""
+    table = f"`{scratch_schema}`.t"
+    execute(mysql, f"CREATE TABLE {table} (id INT PRIMARY KEY, note VARCHAR(20))")
+    topic, config = shaped_config(
+        tmp_path,
+        mysql,
+        kafka_bootstrap,
+        scratch_schema,
+        tombstones=True,
+        delivery="exactly_once",
+        offsets_topic=f"shape-offsets-{uuid.uuid4().hex[:8]}",
+        partitions=3,
+        partition_hash=r".*\..*:$pk$",
+    )
+    bridge = start(config, running)
+    ids = range(1, 7)
+    execute(
+        mysql,
+        f"INSERT INTO {table} VALUES " + ", ".join(f"({i}, 'n')" for i in ids),
+        f"DELETE FROM {table} WHERE id < 7",  # one rows event of six rows
+        f"INSERT INTO {table} VALUES ({MARKER}, 'm')",
+    )
+    until_marker(bridge, kafka_bootstrap, topic)
+    records = read_records_to_end(kafka_bootstrap, topic)
+    deletes = [r for r in records if r.message.get("type") == "DELETE"]
+    tombstones = [r for r in records if not r.message]
+    assert len(deletes) == len(tombstones) == len(ids)  # a message per deleted row
+    inserted = {r.key: r.partition for r in records if r.message.get("type") == "INSERT"}
+    for delete in deletes:
+        (tombstone,) = [
+            t
+            for t in tombstones
+            if (t.partition, t.offset) == (delete.partition, delete.offset + 1)
+        ]
+        assert tombstone.key == delete.key and delete.key is not None
+        assert inserted.get(delete.key, delete.partition) == delete.partition
+        assert tombstone.headers["binlog.position"] == delete.headers["binlog.position"]
+    assert sorted(t.key or b"" for t in tombstones) == sorted(
+        f"{scratch_schema}.t:{i}".encode() for i in ids
+    )

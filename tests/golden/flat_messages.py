@@ -4,6 +4,10 @@ hand. Every writer (the pure-Python encoder, the compiled one, rows rendered by 
 reader's process) is held to these bytes, and the Spark tests read them as their input, so a
 change of the wire format shows up as a diff of this file, never silently in one writer.
 
+After the records of ``MQ`` come those of each of ``VARIANTS``: a setting that changes the
+wire (tombstones, ...) applied to the entries it acts on, each record marked with the
+variant's name.
+
 Regenerate (then read the diff!): ``var/venv/bin/python -m tests.golden.flat_messages``.
 """
 
@@ -24,6 +28,11 @@ GOLDEN_FILE = Path(__file__).with_name("flat_messages.golden")
 BATCH_ID, BUILD_TS = 42, 1_764_000_000_123
 # One destination: dynamic topic per schema, so routing shows in the golden records too.
 MQ = MqConfig(topic="cdc", dynamic_topic="shop", partitions=1)
+# Settings that change the wire: name -> (the destination's mq settings, the event types of
+# the canonical entries they are shown on).
+VARIANTS: dict[str, tuple[MqConfig, frozenset[EventType]]] = {
+    "tombstones": (MQ.model_copy(update={"tombstones": True}), frozenset({EventType.DELETE})),
+}
 
 ORDERS = Plan.described(
     [
@@ -132,33 +141,52 @@ def canonical_entries() -> list[Entry]:
     return entries
 
 
+def variant_entries(name: str) -> list[Entry]:
+    """The canonical entries a variant is shown on (rows events of its event types)."""
+    kinds = VARIANTS[name][1]
+    return [
+        entry
+        for entry in canonical_entries()
+        if entry.row_change is not None and entry.row_change.event_type in kinds
+    ]
+
+
 @dataclass(frozen=True)
 class GoldenRecord:
-    """One record as the golden file holds it: where it goes, then its value, exactly."""
+    """One record as the golden file holds it: where it goes, then its value, exactly (None:
+    a null value, a tombstone); ``variant`` names the setting it shows ('' for ``MQ``)."""
 
     topic: str
     partition: int
     key: str
     headers: list[list[str]]
-    value: bytes
+    value: bytes | None
+    variant: str = ""
 
     @classmethod
-    def of(cls, record: OutgoingRecord) -> GoldenRecord:
+    def of(cls, record: OutgoingRecord, variant: str = "") -> GoldenRecord:
         headers = [[name, value.decode()] for name, value in record.headers]
-        return cls(record.topic, record.partition, record.key.decode(), headers, record.value)
+        key = record.key.decode()
+        return cls(record.topic, record.partition, key, headers, record.value, variant)
 
 
 def render(records: list[GoldenRecord]) -> str:
-    """The golden file's text: per record, a line of routing JSON and a line of value bytes."""
+    """The golden file's text: per record, a line of routing JSON and a line of value bytes
+    (empty for a null value, which the routing line then marks ``"value": null``)."""
     lines = []
     for record in records:
-        where = {
+        where: dict[str, object] = {
             "topic": record.topic,
             "partition": record.partition,
             "key": record.key,
             "headers": record.headers,
         }
-        lines += [orjson.dumps(where).decode(), record.value.decode()]
+        if record.variant:
+            where["variant"] = record.variant
+        if record.value is None:
+            where["value"] = None
+        value = b"" if record.value is None else record.value
+        lines += [orjson.dumps(where).decode(), value.decode()]
     return "\n".join(lines) + "\n"
 
 
@@ -174,16 +202,27 @@ def read_golden() -> list[GoldenRecord]:
                 where["partition"],
                 where["key"],
                 where["headers"],
-                value_line.encode(),
+                None if "value" in where else value_line.encode(),
+                where.get("variant", ""),
             )
         )
     return records
 
 
-def main() -> None:
+def golden_records() -> list[GoldenRecord]:
+    """What the golden file holds, as the pure-Python encoder writes it."""
     records = record_builder(MQ, compiled=None).build(canonical_entries(), BATCH_ID, BUILD_TS)
-    GOLDEN_FILE.write_text(render([GoldenRecord.of(r) for r in records]))
-    print(f"wrote {len(records)} records to {GOLDEN_FILE}")
+    golden = [GoldenRecord.of(r) for r in records]
+    for name, (mq, _) in VARIANTS.items():
+        built = record_builder(mq, compiled=None).build(variant_entries(name), BATCH_ID, BUILD_TS)
+        golden += [GoldenRecord.of(r, name) for r in built]
+    return golden
+
+
+def main() -> None:
+    golden = golden_records()
+    GOLDEN_FILE.write_text(render(golden))
+    print(f"wrote {len(golden)} records to {GOLDEN_FILE}")
 
 
 if __name__ == "__main__":

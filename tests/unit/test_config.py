@@ -279,6 +279,11 @@ BROKEN = [
         "destinations[0].filter.skip: names a change kind twice",
     ),
     (
+        "destinations.0.mq",
+        {"topic": "t", "format": "protobuf", "tombstones": True},
+        "destinations[0].mq: tombstones needs format flat_message",
+    ),
+    (
         "destinations.0.store.buffer_size",
         1000,
         "destinations[0].store.buffer_size: must be a power of two",

@@ -51,3 +51,7 @@ def test_dead_letter_notice_line() -> None:
 def test_other_values_are_shown_raw() -> None:
     assert format_record(1, 2, b"hello") == "1@2 (not a FlatMessage) hello"
     assert format_record(1, 3, None) == "1@3 (not a FlatMessage) null"
+
+
+def test_a_tombstone_line_names_its_key() -> None:
+    assert format_record(0, 9, None, b"shop.orders:7") == "0@9 TOMBSTONE key=shop.orders:7"
