@@ -74,6 +74,25 @@ def field_filter(value: str) -> str:
     return value
 
 
+def truncate_rule(value: str) -> str:
+    """``columns.truncate``: ``schema.table:col1=N/col2=M,...`` (N >= 1 characters)."""
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        pattern, sep, columns = item.rpartition(":")
+        parts = [c.strip() for c in columns.split("/") if c.strip()]
+        if not sep or not pattern or not parts:
+            raise ValueError(f"expected 'schema.table:column=length', got {item!r}")
+        for part in parts:
+            column, eq, length = part.partition("=")
+            if not eq or not column.strip() or not length.strip().isdigit() or not int(length):
+                raise ValueError(
+                    f"expected column=length with a length of at least 1, got {part!r} in {item!r}"
+                )
+        _compile(pattern, item)
+    return value
+
+
 def _compile(pattern: str, item: str) -> None:
     try:
         NamePattern.compile(pattern, item)

@@ -151,7 +151,7 @@ def _walk(
     return visit(value, loc)
 
 
-_SECRET_FILE_KEYS = ("password", "key_password")
+_SECRET_FILE_KEYS = ("password", "key_password", "hash_salt")
 
 
 def _read_secret_files(value: object, loc: tuple[str | int, ...], problems: list[str]) -> object:

@@ -56,7 +56,14 @@ from bridge.schema.exceptions import SchemaError
 from bridge.schema.history import SchemaHistory
 from bridge.schema.recorder import SchemaRecorder
 from bridge.schema.store import HistoryStore, MemoryHistoryStore
-from bridge.sink import EntrySink, FieldFilter, TableFilter, TransactionBuffer
+from bridge.sink import (
+    ColumnShaper,
+    EntrySink,
+    FieldFilter,
+    MaskedKeyColumn,
+    TableFilter,
+    TransactionBuffer,
+)
 from bridge.snapshot.coordinator import SnapshotCoordinator, SnapshotParts
 from bridge.snapshot.reader import SnapshotReader
 from bridge.snapshot.requests import RequestOutcome
@@ -85,6 +92,7 @@ FATAL_ERRORS = (
     UnsupportedBinlogEvent,
     CorruptPayload,
     SchemaError,
+    MaskedKeyColumn,
 )
 
 
@@ -127,7 +135,11 @@ class Instance:
         field_filter = FieldFilter(config.filter.field, config.filter.black_field)
         tables = TableFilter(config.filter.regex, config.filter.black_regex)
         self.sink = EntrySink(
-            self.store, tables, field_filter if field_filter else None, skip=config.filter.skip
+            self.store,
+            tables,
+            field_filter if field_filter else None,
+            skip=config.filter.skip,
+            shaper=column_shaper(config),
         )
         self.schema = SchemaRecorder(
             schema_store or MemoryHistoryStore(), selected=tables, acked=self._acked_position
@@ -518,7 +530,23 @@ def ahead_where_allowed(
     config: DestinationConfig, ahead: AheadEncoding | None
 ) -> AheadEncoding | None:
     """The encoder's ahead-of-batch encoding, unless the sink changes rows after the binlog
-    reader (a field filter): encoded rows cannot be filtered."""
-    if config.filter.field or config.filter.black_field:
+    reader (a field filter, column shaping): encoded rows cannot be filtered nor shaped."""
+    fields, columns = config.filter, config.columns
+    if fields.field or fields.black_field or columns.mask or columns.hash or columns.truncate:
         return None
     return ahead
+
+
+def column_shaper(config: DestinationConfig) -> ColumnShaper | None:
+    """The destination's ``columns`` rules, or None when it shapes no column."""
+    columns = config.columns
+    salt = columns.hash_salt.get_secret_value() if columns.hash_salt is not None else ""
+    shaper = ColumnShaper(
+        columns.mask,
+        columns.hash,
+        columns.truncate,
+        mask_length=columns.mask_length,
+        salt=salt,
+        mask_keys=columns.mask_keys,
+    )
+    return shaper if shaper else None

@@ -18,6 +18,20 @@ class InvalidFilter(SinkError):
         self.reason = reason
 
 
+class MaskedKeyColumn(SinkError):
+    """``columns.mask`` or ``columns.hash`` names a key column and ``columns.mask_keys`` is not
+    set: the destination stops rather than key and partition records by masked values."""
+
+    def __init__(self, table: str, column: str) -> None:
+        super().__init__(
+            f"{table}.{column} is a key column that columns.mask or columns.hash names: record "
+            "keys and partitions would follow the masked value; set columns.mask_keys: true to "
+            "accept that, or leave the column out of the rule"
+        )
+        self.table = table
+        self.column = column
+
+
 class SinkStopped(SinkError):
     """The sink was stopped while (or before) putting entries into the store."""
 

@@ -39,6 +39,7 @@ from bridge.entry import (
 from bridge.position import LogIdentity
 from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
+from bridge.sink.shaping import ColumnShaper
 from bridge.store import EventStore
 
 # The change kinds ``filter.skip`` names, as the row changes' event types (DDL: any is_ddl).
@@ -68,12 +69,16 @@ class EntrySink:
         options: SinkOptions | None = None,
         *,
         skip: Collection[str] = (),
+        shaper: ColumnShaper | None = None,
     ) -> None:
         """``skip``: the change kinds left out, names of ``SKIPPABLE`` and ``ddl``
-        (``filter.skip``); a snapshot's rows are reads, not changes, and are never skipped."""
+        (``filter.skip``); a snapshot's rows are reads, not changes, and are never skipped.
+        ``shaper``: masks, hashes and truncates columns (``columns``), after the field filter,
+        streamed and snapshot rows alike."""
         self._store = store
         self.table_filter = table_filter
         self.field_filter = field_filter if field_filter else None
+        self.shaper = shaper if shaper else None
         self.skipped = frozenset(SKIPPABLE[kind] for kind in skip if kind != "ddl")
         self.skip_ddl = "ddl" in skip
         self.options = options or SinkOptions()
@@ -127,6 +132,8 @@ class EntrySink:
                 else entry
                 for entry in entries
             ]
+            if self.shaper is not None:
+                kept = [self.shaper.apply(entry) for entry in kept]
             piece = max(1, self._store.capacity_items // 2)
             for i in range(0, len(kept), piece):
                 self._put(identity, kept[i : i + piece])
@@ -148,13 +155,14 @@ class EntrySink:
                 header = entry.header
                 schema, table = header.schema_name, header.table_name
                 change = entry.row_change
-                kept = not (skipped or skip_ddl) or not _skipped(change, skipped, skip_ddl)
-                if kept and (accepts is None or not (schema or table) or accepts(schema, table)):
+                wanted = not (skipped or skip_ddl) or not _skipped(change, skipped, skip_ddl)
+                if wanted and (accepts is None or not (schema or table) or accepts(schema, table)):
                     if self._held_begin is not None:
                         out.append(self._held_begin)
                         self._held_begin = None
-                    field_filter = self.field_filter
-                    out.append(entry if field_filter is None else field_filter.apply(entry))
+                    field_filter, shaper = self.field_filter, self.shaper
+                    kept = entry if field_filter is None else field_filter.apply(entry)
+                    out.append(kept if shaper is None else shaper.apply(kept))
                     self._rows_stored = True
                 if change is None or not change.is_ddl or change.event_type is EventType.QUERY:
                     # A row, or a statement that may open or sit in a transaction (SAVEPOINT,

@@ -1,10 +1,12 @@
 """Record shaping through the real bridge and broker: change kinds left out (``filter.skip``),
-tombstones after deletes (``mq.tombstones``).
+tombstones after deletes (``mq.tombstones``), masked, hashed and truncated columns
+(``columns``).
 
 One server: what is shaped is the bridge's own doing, the same whatever the source."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -36,15 +38,18 @@ def shaped_config(
     schema: str,
     *,
     filters: dict[str, Any] | None = None,
+    columns: dict[str, Any] | None = None,
     **mq: Any,
 ) -> tuple[str, Path]:
-    """A one-partition topic and a config streaming ``schema`` to it, with ``filters`` added
-    to the destination's filter section."""
+    """A topic and a config streaming ``schema`` to it, with ``filters`` added to the
+    destination's filter section and ``columns`` as its column shaping."""
     topic = f"shape-{uuid.uuid4().hex[:8]}"
     create_topic(bootstrap, topic, mq.get("partitions", 1))
     path = write_config(tmp_path / "destinations.yaml", mysql, bootstrap, schema, topic, **mq)
     config = yaml.safe_load(path.read_text())
     config["destinations"][0]["filter"].update(filters or {})
+    if columns:
+        config["destinations"][0]["columns"] = columns
     path.write_text(yaml.safe_dump(config))
     return topic, path
 
@@ -87,8 +92,10 @@ def running(tmp_path: Path) -> Iterator[list[BridgeProcess]]:
         bridge.kill()
 
 
-def start(config: Path, running: list[BridgeProcess]) -> BridgeProcess:
-    bridge = BridgeProcess(config).start()
+def start(
+    config: Path, running: list[BridgeProcess], env: dict[str, str] | None = None
+) -> BridgeProcess:
+    bridge = BridgeProcess(config, env or {}).start()
     running.append(bridge)
     bridge.wait_for_output("reading")
     return bridge
@@ -207,3 +214,72 @@ def test_tombstones_follow_each_deleted_row_in_its_delete_transaction(
     assert sorted(t.key or b"" for t in tombstones) == sorted(
         f"{scratch_schema}.t:{i}".encode() for i in ids
     )
+
+
+SALT = "e2e-pepper-51"
+SHAPED = {
+    "mask": r"t_.*\.users:email",
+    "hash": r"t_.*\.users:ssn",
+    "hash_salt": "${PII_SALT}",
+    "truncate": r"t_.*\.users:bio=3",
+}
+
+
+def users_table(mysql: MysqlEndpoint, schema: str) -> str:
+    table = f"`{schema}`.users"
+    execute(
+        mysql,
+        f"CREATE TABLE {table} (id INT PRIMARY KEY, email VARCHAR(64), ssn CHAR(11), bio TEXT)",
+    )
+    return table
+
+
+def test_columns_are_masked_hashed_and_truncated_in_data_and_old(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    running: list[BridgeProcess],
+) -> None:
+    table = users_table(mysql, scratch_schema)
+    topic, config = shaped_config(tmp_path, mysql, kafka_bootstrap, scratch_schema, columns=SHAPED)
+    bridge = start(config, running, {"PII_SALT": SALT})
+    execute(
+        mysql,
+        f"INSERT INTO {table} VALUES (1, 'a@x.io', '123-45-6789', 'hello'), (2, NULL, NULL, NULL)",
+        f"UPDATE {table} SET email = 'b@x.io', ssn = '987-65-4321', bio = 'world' WHERE id = 1",
+        f"INSERT INTO {table} VALUES ({MARKER}, 'm', 'm', 'm')",
+    )
+    insert, update, _ = until_marker(bridge, kafka_bootstrap, topic)
+    assert insert["data"] == [
+        {"id": "1", "email": "********", "ssn": sha("123-45-6789"), "bio": "hel"},
+        {"id": "2", "email": None, "ssn": None, "bio": None},
+    ]
+    assert update["data"] == [
+        {"id": "1", "email": "********", "ssn": sha("987-65-4321"), "bio": "wor"}
+    ]
+    assert update["old"] == [{"ssn": sha("123-45-6789"), "bio": "hel"}]
+    assert insert["mysqlType"]["email"] == "varchar(64)" and insert["sqlType"]["bio"] == 2005
+    assert SALT not in bridge.output()
+
+
+def test_a_masked_key_column_stops_the_destination_in_one_line(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    running: list[BridgeProcess],
+) -> None:
+    table = users_table(mysql, scratch_schema)
+    columns = {"mask": r"t_.*\.users:id/email"}
+    topic, config = shaped_config(tmp_path, mysql, kafka_bootstrap, scratch_schema, columns=columns)
+    bridge = start(config, running)
+    execute(mysql, f"INSERT INTO {table} VALUES (1, 'a@x.io', NULL, NULL)")
+    bridge.wait_for_output("columns.mask_keys: true", timeout_s=30)
+    (line,) = [line for line in bridge.output().splitlines() if "is a key column" in line]
+    assert f"{scratch_schema}.users.id is a key column" in line
+    assert read_to_end(kafka_bootstrap, topic) == []
+
+
+def sha(value: str) -> str:
+    return hashlib.sha256((SALT + value).encode()).hexdigest()

@@ -5,8 +5,8 @@ reader's process) is held to these bytes, and the Spark tests read them as their
 change of the wire format shows up as a diff of this file, never silently in one writer.
 
 After the records of ``MQ`` come those of each of ``VARIANTS``: a setting that changes the
-wire (tombstones, ...) applied to the entries it acts on, each record marked with the
-variant's name.
+wire (tombstones, column shaping, ...) applied to the entries it acts on, each record marked
+with the variant's name.
 
 Regenerate (then read the diff!): ``var/venv/bin/python -m tests.golden.flat_messages``.
 """
@@ -23,15 +23,39 @@ from bridge.entry import Entry, EntryType, EventType, Header, RowChange
 from bridge.mq.formats import record_builder
 from bridge.mq.records import OutgoingRecord
 from bridge.parse.binlog.rows import Plan, decoded_row
+from bridge.sink import ColumnShaper
 
 GOLDEN_FILE = Path(__file__).with_name("flat_messages.golden")
 BATCH_ID, BUILD_TS = 42, 1_764_000_000_123
 # One destination: dynamic topic per schema, so routing shows in the golden records too.
 MQ = MqConfig(topic="cdc", dynamic_topic="shop", partitions=1)
-# Settings that change the wire: name -> (the destination's mq settings, the event types of
-# the canonical entries they are shown on).
-VARIANTS: dict[str, tuple[MqConfig, frozenset[EventType]]] = {
-    "tombstones": (MQ.model_copy(update={"tombstones": True}), frozenset({EventType.DELETE})),
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Settings that change the wire: the destination's mq settings, the event types of the
+    canonical entries they are shown on, and the column shaping the sink applies to them."""
+
+    mq: MqConfig
+    kinds: frozenset[EventType]
+    shaper: ColumnShaper | None = None
+
+
+VARIANTS: dict[str, Variant] = {
+    "tombstones": Variant(
+        MQ.model_copy(update={"tombstones": True}), frozenset({EventType.DELETE})
+    ),
+    "columns": Variant(
+        MQ,
+        frozenset({EventType.INSERT, EventType.UPDATE}),
+        ColumnShaper(
+            mask="shop.orders:note",
+            hash_columns=r"shop\.order.*:price/qty",
+            truncate="shop.orders:doc=4,shop.audit:what=3",
+            mask_length=5,
+            salt="golden-salt",
+        ),
+    ),
 }
 
 ORDERS = Plan.described(
@@ -142,12 +166,14 @@ def canonical_entries() -> list[Entry]:
 
 
 def variant_entries(name: str) -> list[Entry]:
-    """The canonical entries a variant is shown on (rows events of its event types)."""
-    kinds = VARIANTS[name][1]
+    """The canonical entries a variant is shown on (rows events of its event types), shaped
+    as its sink shapes them."""
+    variant = VARIANTS[name]
+    shape = variant.shaper.apply if variant.shaper is not None else (lambda entry: entry)
     return [
-        entry
+        shape(entry)
         for entry in canonical_entries()
-        if entry.row_change is not None and entry.row_change.event_type in kinds
+        if entry.row_change is not None and entry.row_change.event_type in variant.kinds
     ]
 
 
@@ -213,8 +239,9 @@ def golden_records() -> list[GoldenRecord]:
     """What the golden file holds, as the pure-Python encoder writes it."""
     records = record_builder(MQ, compiled=None).build(canonical_entries(), BATCH_ID, BUILD_TS)
     golden = [GoldenRecord.of(r) for r in records]
-    for name, (mq, _) in VARIANTS.items():
-        built = record_builder(mq, compiled=None).build(variant_entries(name), BATCH_ID, BUILD_TS)
+    for name, variant in VARIANTS.items():
+        builder = record_builder(variant.mq, compiled=None)
+        built = builder.build(variant_entries(name), BATCH_ID, BUILD_TS)
         golden += [GoldenRecord.of(r, name) for r in built]
     return golden
 

@@ -173,6 +173,20 @@ def test_password_file(tmp_path: Path) -> None:
     assert (settings["sasl.password"], settings["ssl.key.password"]) == ("k-pass", "key-pass")
 
 
+def test_hash_salt_from_the_environment_or_a_file_as_the_hash_error_says(tmp_path: Path) -> None:
+    (tmp_path / "salt").write_text(SECRET + "\n")
+    rules = {"mask": r"shop\.users:email", "hash": "shop.users:ssn", "truncate": "shop.n:b=9"}
+    from_env = with_("destinations.0.columns", {**rules, "hash_salt": "${PII_SALT}"})
+    from_file = with_("destinations.0.columns", {**rules, "hash_salt_file": str(tmp_path / "salt")})
+    for data, environ in ((from_env, {"PII_SALT": SECRET}), (from_file, {})):
+        columns = parse_config(data, environ=environ).destinations[0].columns
+        assert columns.hash_salt is not None
+        assert columns.hash_salt.get_secret_value() == SECRET
+        assert SECRET not in repr(columns)
+    empty = with_("destinations.0.columns", {**rules, "hash_salt": "${PII_SALT:-}"})
+    assert any("hash needs hash_salt" in p for p in problems_of(empty))
+
+
 def test_password_file_path_from_environment(tmp_path: Path) -> None:
     (tmp_path / "pw").write_text(SECRET)
     data = with_("destinations.0.source.password_file", "${SECRETS}/pw")
@@ -278,6 +292,22 @@ BROKEN = [
         "delete,delete",
         "destinations[0].filter.skip: names a change kind twice",
     ),
+    (
+        "destinations.0.columns",
+        {"hash": "shop.users:ssn"},
+        "destinations[0].columns: hash needs hash_salt: set hash_salt: ${PII_SALT}",
+    ),
+    (
+        "destinations.0.columns.truncate",
+        "shop.notes:body",
+        "destinations[0].columns.truncate: expected column=length",
+    ),
+    (
+        "destinations.0.columns.mask",
+        "shop.users",
+        "destinations[0].columns.mask: expected 'schema.table:col1/col2'",
+    ),
+    ("destinations.0.columns.mask_length", 0, "destinations[0].columns.mask_length: must be >= 1"),
     (
         "destinations.0.mq",
         {"topic": "t", "format": "protobuf", "tombstones": True},
@@ -483,6 +513,7 @@ def test_secrets_are_not_in_error_messages(tmp_path: Path) -> None:
     )
     data = with_("destinations.0.mq.partitions", 0, data)
     data = with_("destinations.0.mq.topic", "${T}", data)
+    data = with_("destinations.0.columns", {"hash_salt": SECRET, "mask_length": SECRET}, data)
     with pytest.raises(InvalidConfig) as info:
         parse_config(data, environ={"T": SECRET})
     assert "destinations[0].source.password: must be a string" in info.value.problems

@@ -63,7 +63,7 @@ def test_a_writer_that_differs_by_one_value_is_caught() -> None:
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_each_writer_writes_the_golden_records_of_a_variant(variant: str) -> None:
-    mq = VARIANTS[variant][0]
+    mq = VARIANTS[variant].mq
     expected = golden(variant)
     assert expected, variant
     for compiled in (None, compiled_module()):

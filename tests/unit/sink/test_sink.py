@@ -12,6 +12,7 @@ from bridge.entry import ROWDATA, Entry, EntryType, EventType, RowChange
 from bridge.parse.ddl import classify_ddl, is_transaction_control
 from bridge.position import LogIdentity
 from bridge.sink import (
+    ColumnShaper,
     EntrySink,
     FieldFilter,
     SinkAlreadyStarted,
@@ -149,6 +150,19 @@ def test_snapshot_rows_are_reads_and_not_skipped(store: MemoryEventStore) -> Non
     sink.start()
     sink.put_snapshot([row(1)], IDENTITY)
     assert _stored(store) == [("ROWDA", 1)]
+
+
+def test_columns_are_shaped_in_streamed_and_snapshot_rows(store: MemoryEventStore) -> None:
+    sink = EntrySink(store, shaper=ColumnShaper(mask="shop.orders:note", mask_length=3))
+    sink.start()
+    columns = (col(0, "id", "1", key=True), col(1, "note", "secret"))
+    sink.sink([begin(0), row(1, columns=columns), end(2)], IDENTITY)
+    sink.put_snapshot([row(3, columns=columns)], IDENTITY)
+    stored = [e for e in store.get(8).entries if e.row_change is not None]
+    assert [[c.value for c in e.row_change.row_datas[0].after] for e in stored] == [  # type: ignore[union-attr]
+        ["1", "***"],
+        ["1", "***"],
+    ]
 
 
 def test_identity_is_attached(store: MemoryEventStore) -> None:
