@@ -356,6 +356,9 @@ class MqConfig(_Model):
     # A null-value record after each DELETE record keyed by its row, same key and partition
     # (Debezium's tombstones.on.delete), so a compacted topic forgets deleted keys.
     tombstones: bool = False
+    # The columns that key a table's records (and $pk$ partitioning, pkNames): tables
+    # without a primary key, or overriding it. Field filter syntax: 'shop\\.events:tenant/seq'.
+    key_columns: Annotated[str, AfterValidator(field_filter)] = ""
 
     @model_validator(mode="before")
     @classmethod

@@ -52,6 +52,7 @@ from bridge.position import (
     is_ack_point,
     resume_position_after,
 )
+from bridge.schema.definitions import Schemas
 from bridge.schema.exceptions import SchemaError
 from bridge.schema.history import SchemaHistory
 from bridge.schema.recorder import SchemaRecorder
@@ -60,7 +61,9 @@ from bridge.sink import (
     ColumnShaper,
     EntrySink,
     FieldFilter,
+    KeyColumns,
     MaskedKeyColumn,
+    MissingKeyColumn,
     TableFilter,
     TransactionBuffer,
 )
@@ -93,6 +96,7 @@ FATAL_ERRORS = (
     CorruptPayload,
     SchemaError,
     MaskedKeyColumn,
+    MissingKeyColumn,
 )
 
 
@@ -134,12 +138,14 @@ class Instance:
         )
         field_filter = FieldFilter(config.filter.field, config.filter.black_field)
         tables = TableFilter(config.filter.regex, config.filter.black_regex)
+        self.keys = KeyColumns(config.mq.key_columns)
         self.sink = EntrySink(
             self.store,
             tables,
             field_filter if field_filter else None,
             skip=config.filter.skip,
             shaper=column_shaper(config),
+            keys=self.keys if self.keys else None,
         )
         self.schema = SchemaRecorder(
             schema_store or MemoryHistoryStore(), selected=tables, acked=self._acked_position
@@ -348,11 +354,15 @@ class Instance:
     def _read_from(self, start: EntryPosition, buffer: TransactionBuffer) -> None:
         assert self.parser is not None
         record = self.schema.record
+        if self.keys:
+            check_key_columns(self.keys, self.schema.history_at(start).schemas)
         for batch in self.parser.batches(start):
             self._reading = True
             # DDL into the schema history before anything of it is put (or acked).
             for entry in [e for e in batch if e.row_change is not None and e.row_change.is_ddl]:
                 record(entry)
+                if self.keys:
+                    self._check_key_columns_after(entry)
             # Two comprehensions cost a quarter of one loop with a branch and a max() per
             # entry (a batch holds up to a thousand).
             seen = max([entry.header.execute_time for entry in batch], default=0)
@@ -471,6 +481,15 @@ class Instance:
                 self.parser.stop()  # a request came while it was built: restart at once
             return self.parser
 
+    def _check_key_columns_after(self, ddl: Entry) -> None:
+        """A DDL on a table ``mq.key_columns`` names must leave it every named column."""
+        header = ddl.header
+        if self.keys.columns_for(header.schema_name, header.table_name) is None:
+            return
+        history = self.schema.stored()
+        if history is not None:
+            check_key_columns(self.keys, self.schema.replay(history).schemas)
+
     def _definitions_at(self, start: EntryPosition) -> SchemaHistory:
         """The binlog reader's schema history at ``start`` (``ensure_history`` made sure
         there is one before the reader starts)."""
@@ -534,6 +553,8 @@ def ahead_where_allowed(
     fields, columns = config.filter, config.columns
     if fields.field or fields.black_field or columns.mask or columns.hash or columns.truncate:
         return None
+    if config.mq.key_columns:  # rows rendered ahead carry the keys they were rendered with
+        return None
     return ahead
 
 
@@ -550,3 +571,12 @@ def column_shaper(config: DestinationConfig) -> ColumnShaper | None:
         mask_keys=columns.mask_keys,
     )
     return shaper if shaper else None
+
+
+def check_key_columns(keys: KeyColumns, schemas: Schemas) -> None:
+    """Raise ``MissingKeyColumn`` for the first table that lacks a column ``keys`` names."""
+    for definition in schemas.tables.values():
+        names = [column.name for column in definition.columns]
+        missing = keys.missing(definition.schema, definition.name, names)
+        if missing is not None:
+            raise MissingKeyColumn(definition.full_name, missing.lower())

@@ -32,6 +32,19 @@ class MaskedKeyColumn(SinkError):
         self.column = column
 
 
+class MissingKeyColumn(SinkError):
+    """A column ``mq.key_columns`` names is not in its table (at start, after a DDL, or in a
+    row): the destination stops rather than key records by fewer columns."""
+
+    def __init__(self, table: str, column: str) -> None:
+        super().__init__(
+            f"{table} has no column {column}, which mq.key_columns names as its key: add the "
+            "column back or change mq.key_columns"
+        )
+        self.table = table
+        self.column = column
+
+
 class SinkStopped(SinkError):
     """The sink was stopped while (or before) putting entries into the store."""
 

@@ -39,6 +39,7 @@ from bridge.entry import (
 from bridge.position import LogIdentity
 from bridge.sink.exceptions import SinkAlreadyStarted, SinkStopped
 from bridge.sink.filters import FieldFilter, TableFilter
+from bridge.sink.keys import KeyColumns
 from bridge.sink.shaping import ColumnShaper
 from bridge.store import EventStore
 
@@ -70,15 +71,18 @@ class EntrySink:
         *,
         skip: Collection[str] = (),
         shaper: ColumnShaper | None = None,
+        keys: KeyColumns | None = None,
     ) -> None:
         """``skip``: the change kinds left out, names of ``SKIPPABLE`` and ``ddl``
         (``filter.skip``); a snapshot's rows are reads, not changes, and are never skipped.
         ``shaper``: masks, hashes and truncates columns (``columns``), after the field filter,
-        streamed and snapshot rows alike."""
+        streamed and snapshot rows alike. ``keys``: the columns that key a table's records
+        (``mq.key_columns``), marked before the shaper looks for masked keys."""
         self._store = store
         self.table_filter = table_filter
         self.field_filter = field_filter if field_filter else None
         self.shaper = shaper if shaper else None
+        self.keys = keys if keys else None
         self.skipped = frozenset(SKIPPABLE[kind] for kind in skip if kind != "ddl")
         self.skip_ddl = "ddl" in skip
         self.options = options or SinkOptions()
@@ -132,6 +136,8 @@ class EntrySink:
                 else entry
                 for entry in entries
             ]
+            if self.keys is not None:
+                kept = [self.keys.apply(entry) for entry in kept]
             if self.shaper is not None:
                 kept = [self.shaper.apply(entry) for entry in kept]
             piece = max(1, self._store.capacity_items // 2)
@@ -160,8 +166,9 @@ class EntrySink:
                     if self._held_begin is not None:
                         out.append(self._held_begin)
                         self._held_begin = None
-                    field_filter, shaper = self.field_filter, self.shaper
+                    field_filter, keys, shaper = self.field_filter, self.keys, self.shaper
                     kept = entry if field_filter is None else field_filter.apply(entry)
+                    kept = kept if keys is None else keys.apply(kept)
                     out.append(kept if shaper is None else shaper.apply(kept))
                     self._rows_stored = True
                 if change is None or not change.is_ddl or change.event_type is EventType.QUERY:

@@ -1,6 +1,6 @@
 """Record shaping through the real bridge and broker: change kinds left out (``filter.skip``),
 tombstones after deletes (``mq.tombstones``), masked, hashed and truncated columns
-(``columns``).
+(``columns``), key columns (``mq.key_columns``).
 
 One server: what is shaped is the bridge's own doing, the same whatever the source."""
 
@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from bridge.meta.codec import loads_meta_file
+from bridge.mq.routing import java_string_hash
 from tests.conftest import MysqlEndpoint, connect_admin
 from tests.e2e.bridge_process import (
     BridgeProcess,
@@ -279,6 +280,78 @@ def test_a_masked_key_column_stops_the_destination_in_one_line(
     (line,) = [line for line in bridge.output().splitlines() if "is a key column" in line]
     assert f"{scratch_schema}.users.id is a key column" in line
     assert read_to_end(kafka_bootstrap, topic) == []
+
+
+def events_table(mysql: MysqlEndpoint, schema: str) -> str:
+    table = f"`{schema}`.events"
+    execute(mysql, f"CREATE TABLE {table} (tenant INT, seq INT, what VARCHAR(20))")
+    return table
+
+
+def test_key_columns_key_and_place_a_keyless_tables_rows_until_ddl_drops_one(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    running: list[BridgeProcess],
+) -> None:
+    table = events_table(mysql, scratch_schema)
+    topic, config = shaped_config(
+        tmp_path,
+        mysql,
+        kafka_bootstrap,
+        scratch_schema,
+        partitions=3,
+        partition_hash=r".*\..*:$pk$",
+        key_columns=r"t_.*\.events:tenant/seq",
+    )
+    bridge = start(config, running)
+    execute(
+        mysql,
+        *(f"INSERT INTO {table} VALUES ({t}, {s}, 'x')" for t in (1, 2) for s in (1, 2, 3)),
+        f"INSERT INTO {table} VALUES ({MARKER}, {MARKER}, 'm')",
+    )
+    deadline = time.monotonic() + 60
+    while len(read_to_end(kafka_bootstrap, topic)) < 7:
+        assert time.monotonic() < deadline, bridge.output()
+        time.sleep(0.3)
+    execute(
+        mysql,
+        f"ALTER TABLE {table} DROP COLUMN seq",
+        f"INSERT INTO {table} VALUES (5, 'after')",
+    )
+    bridge.wait_for_output("which mq.key_columns names", timeout_s=30)
+    (line,) = [line for line in bridge.output().splitlines() if "mq.key_columns" in line]
+    assert f"{scratch_schema}.events has no column seq" in line
+    records = [r for r in read_records_to_end(kafka_bootstrap, topic) if r.message]
+    assert len(records) == 7  # the rows before the DDL; neither it nor anything after it
+    for record in records:
+        (row,) = record.message["data"]
+        assert record.key == f'{scratch_schema}.events:["{row["tenant"]}","{row["seq"]}"]'.encode()
+        assert record.message["pkNames"] == ["tenant", "seq"]
+        hashed = java_string_hash(scratch_schema) ^ java_string_hash(row["tenant"])
+        assert record.partition == abs(hashed ^ java_string_hash(row["seq"])) % 3
+
+
+def test_a_key_column_the_table_lacks_is_refused_at_start(
+    tmp_path: Path,
+    mysql: MysqlEndpoint,
+    kafka_bootstrap: str,
+    scratch_schema: str,
+    running: list[BridgeProcess],
+) -> None:
+    events_table(mysql, scratch_schema)
+    _, config = shaped_config(
+        tmp_path,
+        mysql,
+        kafka_bootstrap,
+        scratch_schema,
+        key_columns=r"t_.*\.events:tenant/region",
+    )
+    bridge = BridgeProcess(config).start()
+    running.append(bridge)
+    bridge.wait_for_output("which mq.key_columns names", timeout_s=30)
+    assert f"{scratch_schema}.events has no column region" in bridge.output()
 
 
 def sha(value: str) -> str:

@@ -5,14 +5,15 @@ reader's process) is held to these bytes, and the Spark tests read them as their
 change of the wire format shows up as a diff of this file, never silently in one writer.
 
 After the records of ``MQ`` come those of each of ``VARIANTS``: a setting that changes the
-wire (tombstones, column shaping, ...) applied to the entries it acts on, each record marked
-with the variant's name.
+wire (tombstones, column shaping, key columns, ...) applied to the entries it acts on, each
+record marked with the variant's name.
 
 Regenerate (then read the diff!): ``var/venv/bin/python -m tests.golden.flat_messages``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from bridge.entry import Entry, EntryType, EventType, Header, RowChange
 from bridge.mq.formats import record_builder
 from bridge.mq.records import OutgoingRecord
 from bridge.parse.binlog.rows import Plan, decoded_row
-from bridge.sink import ColumnShaper
+from bridge.sink import ColumnShaper, KeyColumns
 
 GOLDEN_FILE = Path(__file__).with_name("flat_messages.golden")
 BATCH_ID, BUILD_TS = 42, 1_764_000_000_123
@@ -34,11 +35,15 @@ MQ = MqConfig(topic="cdc", dynamic_topic="shop", partitions=1)
 @dataclass(frozen=True)
 class Variant:
     """Settings that change the wire: the destination's mq settings, the event types of the
-    canonical entries they are shown on, and the column shaping the sink applies to them."""
+    canonical entries they are shown on, and what the sink does to those entries first
+    (column shaping, key columns)."""
 
     mq: MqConfig
     kinds: frozenset[EventType]
-    shaper: ColumnShaper | None = None
+    sink: Callable[[Entry], Entry] | None = None
+
+
+KEY_COLUMNS = MQ.model_copy(update={"key_columns": "shop.audit:what/at,shop.order_lines:qty"})
 
 
 VARIANTS: dict[str, Variant] = {
@@ -54,7 +59,12 @@ VARIANTS: dict[str, Variant] = {
             truncate="shop.orders:doc=4,shop.audit:what=3",
             mask_length=5,
             salt="golden-salt",
-        ),
+        ).apply,
+    ),
+    "key_columns": Variant(
+        KEY_COLUMNS,
+        frozenset({EventType.INSERT, EventType.UPDATE}),
+        KeyColumns(KEY_COLUMNS.key_columns).apply,
     ),
 }
 
@@ -169,7 +179,7 @@ def variant_entries(name: str) -> list[Entry]:
     """The canonical entries a variant is shown on (rows events of its event types), shaped
     as its sink shapes them."""
     variant = VARIANTS[name]
-    shape = variant.shaper.apply if variant.shaper is not None else (lambda entry: entry)
+    shape = variant.sink or (lambda entry: entry)
     return [
         shape(entry)
         for entry in canonical_entries()

@@ -309,6 +309,11 @@ BROKEN = [
     ),
     ("destinations.0.columns.mask_length", 0, "destinations[0].columns.mask_length: must be >= 1"),
     (
+        "destinations.0.mq.key_columns",
+        "shop.events",
+        "destinations[0].mq.key_columns: expected 'schema.table:col1/col2'",
+    ),
+    (
         "destinations.0.mq",
         {"topic": "t", "format": "protobuf", "tombstones": True},
         "destinations[0].mq: tombstones needs format flat_message",
