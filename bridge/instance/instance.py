@@ -139,12 +139,13 @@ class Instance:
         field_filter = FieldFilter(config.filter.field, config.filter.black_field)
         tables = TableFilter(config.filter.regex, config.filter.black_regex)
         self.keys = KeyColumns(config.mq.key_columns)
+        self.shaper = column_shaper(config)
         self.sink = EntrySink(
             self.store,
             tables,
             field_filter if field_filter else None,
             skip=config.filter.skip,
-            shaper=column_shaper(config),
+            shaper=self.shaper,
             keys=self.keys if self.keys else None,
         )
         self.schema = SchemaRecorder(
@@ -354,15 +355,15 @@ class Instance:
     def _read_from(self, start: EntryPosition, buffer: TransactionBuffer) -> None:
         assert self.parser is not None
         record = self.schema.record
-        if self.keys:
-            check_key_columns(self.keys, self.schema.history_at(start).schemas)
+        if self._checks_keys():
+            check_keys(self.keys, self.shaper, self.schema.history_at(start).schemas)
         for batch in self.parser.batches(start):
             self._reading = True
             # DDL into the schema history before anything of it is put (or acked).
             for entry in [e for e in batch if e.row_change is not None and e.row_change.is_ddl]:
                 record(entry)
-                if self.keys:
-                    self._check_key_columns_after(entry)
+                if self._checks_keys():
+                    self._check_keys_after(entry)
             # Two comprehensions cost a quarter of one loop with a branch and a max() per
             # entry (a batch holds up to a thousand).
             seen = max([entry.header.execute_time for entry in batch], default=0)
@@ -481,14 +482,22 @@ class Instance:
                 self.parser.stop()  # a request came while it was built: restart at once
             return self.parser
 
-    def _check_key_columns_after(self, ddl: Entry) -> None:
-        """A DDL on a table ``mq.key_columns`` names must leave it every named column."""
-        header = ddl.header
-        if self.keys.columns_for(header.schema_name, header.table_name) is None:
+    def _checks_keys(self) -> bool:
+        """Whether table definitions are checked against ``mq.key_columns`` (every named
+        column present) and ``columns`` (no key masked or hashed without ``mask_keys``)."""
+        return bool(self.keys) or (self.shaper is not None and not self.shaper.mask_keys)
+
+    def _check_keys_after(self, ddl: Entry) -> None:
+        """``check_keys`` on the definitions after a DDL on a table the rules name (it may
+        drop a named key column, or make a masked column a key); a table renamed into a
+        rule's name is caught at its first row."""
+        schema, table = ddl.header.schema_name, ddl.header.table_name
+        shaped = self.shaper is not None and self.shaper.shapes_for(schema, table) is not None
+        if self.keys.columns_for(schema, table) is None and not shaped:
             return
         history = self.schema.stored()
         if history is not None:
-            check_key_columns(self.keys, self.schema.replay(history).schemas)
+            check_keys(self.keys, self.shaper, self.schema.replay(history).schemas)
 
     def _definitions_at(self, start: EntryPosition) -> SchemaHistory:
         """The binlog reader's schema history at ``start`` (``ensure_history`` made sure
@@ -573,10 +582,19 @@ def column_shaper(config: DestinationConfig) -> ColumnShaper | None:
     return shaper if shaper else None
 
 
-def check_key_columns(keys: KeyColumns, schemas: Schemas) -> None:
-    """Raise ``MissingKeyColumn`` for the first table that lacks a column ``keys`` names."""
-    for definition in schemas.tables.values():
-        names = [column.name for column in definition.columns]
-        missing = keys.missing(definition.schema, definition.name, names)
+def check_keys(keys: KeyColumns, shaper: ColumnShaper | None, schemas: Schemas) -> None:
+    """Raise ``MissingKeyColumn`` for the first table that lacks a column ``keys`` names, and
+    ``MaskedKeyColumn`` for a key column (``keys``' or the primary key) that ``shaper`` masks
+    or hashes without ``mask_keys``: a start, or a DDL, refused before any row is read."""
+    for table in schemas.tables.values():
+        schema, name = table.schema, table.name
+        missing = keys.missing(schema, name, [column.name for column in table.columns])
         if missing is not None:
-            raise MissingKeyColumn(definition.full_name, missing.lower())
+            raise MissingKeyColumn(table.full_name, missing.lower())
+        if shaper is None or shaper.mask_keys:
+            continue
+        named = keys.columns_for(schema, name)
+        key = [c.name for c in table.columns if c.name.upper() in named] if named else None
+        for column in key if key is not None else table.primary_key:
+            if shaper.hides(schema, name, column):
+                raise MaskedKeyColumn(table.full_name, column)

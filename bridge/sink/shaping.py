@@ -121,6 +121,12 @@ class ColumnShaper:
                 shapes.update(dict.fromkeys(columns, (self._mask, True)))
         return shapes or None
 
+    def hides(self, schema: str, table: str, column: str) -> bool:
+        """Whether the rules mask or hash that column (truncating does not hide a value)."""
+        shapes = self.shapes_for(schema, table)
+        found = shapes.get(column.upper()) if shapes is not None else None
+        return found is not None and found[1]
+
     def _mask(self, _value: str) -> str:
         return self._stars
 

@@ -264,7 +264,7 @@ def test_columns_are_masked_hashed_and_truncated_in_data_and_old(
     assert SALT not in bridge.output()
 
 
-def test_a_masked_key_column_stops_the_destination_in_one_line(
+def test_a_masked_key_column_is_refused_at_start_in_one_line(
     tmp_path: Path,
     mysql: MysqlEndpoint,
     kafka_bootstrap: str,
