@@ -41,6 +41,7 @@ Shape = Callable[[str], str]
 # Per column name (upper-cased): how its value is shaped, and whether that hides the value
 # (mask, hash: refused on a key column without mask_keys) or only shortens it (truncate).
 Shapes = dict[str, tuple[Shape, bool]]
+_MAX_PLANS = 4096
 _IMAGE_FIELDS = ("old_plan", "old_values", "old_types", "new_plan", "new_values", "new_types")
 
 
@@ -90,8 +91,10 @@ class ColumnShaper:
         if self._hashed and not salt:
             raise InvalidFilter(hash_columns, "hashing needs a salt")
         self._stars = "*" * mask_length
-        self._salt = salt.encode()
+        self._salted = hashlib.sha256(salt.encode())  # the salt's state, copied per value
         self.mask_keys = mask_keys
+        # Per plan of rows straight from the parser: the positions to shape (``_steps``).
+        self._plans: dict[int, tuple[Any, tuple[tuple[int, Shape], ...]]] = {}
         # Per table: its column shapes, or None when none of its columns is shaped.
         self.shapes_for: Callable[[str, str], Shapes | None] = lru_cache(maxsize=cache_size)(
             self._evaluate
@@ -131,7 +134,9 @@ class ColumnShaper:
         return self._stars
 
     def _hash(self, value: str) -> str:
-        return hashlib.sha256(self._salt + value.encode()).hexdigest()
+        digest = self._salted.copy()
+        digest.update(value.encode())
+        return digest.hexdigest()
 
     def apply(self, entry: Entry) -> Entry:
         """A copy of a DML entry whose row images hold the shaped values (the entry itself
@@ -186,18 +191,38 @@ class ColumnShaper:
             plan = getattr(row, plan_field)
             if plan is None:
                 continue
+            steps = self._steps(plan, shapes, schema, table)
+            if not steps:
+                continue
             values = list(getattr(row, values_field))
-            for position, (_, _, name, key, _, _) in enumerate(plan.columns):
-                found = shapes.get(name.upper())
+            for position, shape in steps:
                 value = values[position]
-                if found is None or value is None:
-                    continue
-                shape, hides = found
-                if hides and key:
-                    self._refuse_key(schema, table, name)
-                values[position] = shape(value)
+                if value is not None:
+                    values[position] = shape(value)
             setattr(shaped, values_field, tuple(values))
         return shaped
+
+    def _steps(
+        self, plan: Any, shapes: Shapes, schema: str, table: str
+    ) -> tuple[tuple[int, Shape], ...]:
+        """The positions of a plan's shaped columns and their shapes, made once per plan (a
+        table definition and present-columns bitmap); a hidden key column is refused here."""
+        known = self._plans.get(id(plan))
+        if known is not None and known[0] is plan:
+            return known[1]
+        steps = []
+        for position, (_, _, name, key, _, _) in enumerate(plan.columns):
+            found = shapes.get(name.upper())
+            if found is None:
+                continue
+            shape, hides = found
+            if hides and key:
+                self._refuse_key(schema, table, name)
+            steps.append((position, shape))
+        if len(self._plans) >= _MAX_PLANS:
+            self._plans.clear()
+        self._plans[id(plan)] = (plan, tuple(steps))
+        return self._plans[id(plan)][1]
 
     def _refuse_key(self, schema: str, table: str, column: str) -> None:
         if not self.mask_keys:
