@@ -7,6 +7,7 @@ One server: what is shaped is the bridge's own doing, the same whatever the sour
 from __future__ import annotations
 
 import hashlib
+import io
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,8 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
+from bridge.config import KafkaConfig
 from bridge.meta.codec import loads_meta_file
 from bridge.mq.routing import java_string_hash
+from bridge.mq.tail import tail
 from tests.conftest import MysqlEndpoint, connect_admin
 from tests.e2e.bridge_process import (
     BridgeProcess,
@@ -214,6 +217,16 @@ def test_tombstones_follow_each_deleted_row_in_its_delete_transaction(
         assert tombstone.headers["binlog.position"] == delete.headers["binlog.position"]
     assert sorted(t.key or b"" for t in tombstones) == sorted(
         f"{scratch_schema}.t:{i}".encode() for i in ids
+    )
+    # canal-bridge tail reads them (read_committed) and names their keys.
+    out = io.StringIO()
+    kafka = KafkaConfig(bootstrap_servers=kafka_bootstrap)
+    assert tail(kafka, topic, from_beginning=True, max_messages=len(records), out=out) == len(
+        records
+    )
+    lines = [line for line in out.getvalue().splitlines() if " TOMBSTONE key=" in line]
+    assert sorted(line.split("key=")[1] for line in lines) == sorted(
+        f"{scratch_schema}.t:{i}" for i in ids
     )
 
 
