@@ -151,6 +151,21 @@ class Entry:
         return self.header.event_length or 1
 
 
+def decoded_row_change(entry: Entry) -> RowChange | None:
+    """The change of a DML entry with decoded row images (not encoded ahead, not empty), or
+    None: what the sink's per-row steps (shaping, key columns) rewrite and leave alone."""
+    change = entry.row_change
+    if (
+        entry.entry_type is not EntryType.ROWDATA
+        or change is None
+        or change.is_ddl
+        or type(change.row_datas) is not tuple
+        or not change.row_datas
+    ):
+        return None
+    return change
+
+
 # A change's rows written in the output format as plain parts, or None to send the rows.
 AheadEncode = Callable[[Header, RowChange], tuple[Any, ...] | None]
 

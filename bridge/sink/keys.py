@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from bridge.entry import Column, Entry, EntryType, RowData, row_images
+from bridge.entry import Column, Entry, RowData, decoded_row_change, row_images
 from bridge.sink.exceptions import MissingKeyColumn
 from bridge.sink.filters import _parse_field_rules, _TableName
 
@@ -64,14 +64,8 @@ class KeyColumns:
     def apply(self, entry: Entry) -> Entry:
         """A copy of a DML entry whose images mark exactly the named columns as key (the entry
         itself when no rule names its table). Raises ``MissingKeyColumn``."""
-        change = entry.row_change
-        if (
-            entry.entry_type is not EntryType.ROWDATA
-            or change is None
-            or change.is_ddl
-            or type(change.row_datas) is not tuple
-            or not change.row_datas
-        ):
+        change = decoded_row_change(entry)
+        if change is None:
             return entry
         schema, table = entry.header.schema_name, entry.header.table_name
         keys = self.columns_for(schema, table)

@@ -33,7 +33,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from bridge.entry import Column, Entry, EntryType, RowData, row_images
+from bridge.entry import Column, Entry, RowData, decoded_row_change, row_images
 from bridge.sink.exceptions import InvalidFilter, MaskedKeyColumn
 from bridge.sink.filters import _parse_field_rules, _TableName
 
@@ -142,14 +142,8 @@ class ColumnShaper:
         """A copy of a DML entry whose row images hold the shaped values (the entry itself
         when no column of its table is shaped). Raises ``MaskedKeyColumn`` for a masked or
         hashed key column without ``mask_keys``."""
-        change = entry.row_change
-        if (
-            entry.entry_type is not EntryType.ROWDATA
-            or change is None
-            or change.is_ddl
-            or type(change.row_datas) is not tuple
-            or not change.row_datas
-        ):
+        change = decoded_row_change(entry)
+        if change is None:
             return entry
         header = entry.header
         shapes = self.shapes_for(header.schema_name, header.table_name)
