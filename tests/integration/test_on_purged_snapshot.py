@@ -93,8 +93,7 @@ def _run(
             if not message.empty:
                 entries += message.entries
                 server.ack(client, message.batch_id)
-            rows = [e for e in entries if isinstance(e.header, SnapshotHeader) and e.row_change]
-            if len(rows) >= ROWS:
+            if len(_snapshot_ids(entries)) >= ROWS:
                 break
         cursor = meta.get_cursor(client)
         left = []
@@ -107,14 +106,9 @@ def _run(
     return instance, entries, cursor, left
 
 
-def test_a_purged_position_takes_a_fresh_snapshot_and_says_so(
-    purged: tuple[ThrowawayServer, str], caplog: pytest.LogCaptureFixture
-) -> None:
-    server, gone = purged
-    caplog.set_level(logging.WARNING, logger="bridge")
-    instance, entries, cursor, _ = _run(_destination(server, "snapshot"), gone, 60)
-    assert instance.failure is None
-    ids = sorted(
+def _snapshot_ids(entries: list[Entry]) -> list[int]:
+    """The ids of the snapshot rows among ``entries`` (an entry holds a chunk of rows)."""
+    return sorted(
         int(column.value)
         for entry in entries
         if isinstance(entry.header, SnapshotHeader) and entry.row_change is not None
@@ -122,7 +116,16 @@ def test_a_purged_position_takes_a_fresh_snapshot_and_says_so(
         for column in row.after
         if column.name == "id"
     )
-    assert ids == list(range(ROWS))
+
+
+def test_a_purged_position_takes_a_fresh_snapshot_and_says_so(
+    purged: tuple[ThrowawayServer, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    server, gone = purged
+    caplog.set_level(logging.WARNING, logger="bridge")
+    instance, entries, cursor, _ = _run(_destination(server, "snapshot"), gone, 60)
+    assert instance.failure is None
+    assert _snapshot_ids(entries) == list(range(ROWS))
     (line,) = [r.getMessage() for r in caplog.records if "on_purged=snapshot" in r.getMessage()]
     assert line.startswith(f"binlog position {gone}:4 was purged from {server.address}")
     assert "every table the snapshot config selects is snapshotted again" in line
