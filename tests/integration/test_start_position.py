@@ -29,14 +29,14 @@ pytestmark = pytest.mark.both_servers
 
 @pytest.fixture
 def history(admin_connection: Connection, scratch_schema: str) -> dict[str, object]:
-    """Three transactions 2 s apart in one binlog file, with their start positions and the
-    second (epoch) each began in."""
+    """Three transactions in three different seconds of one binlog file, with their start
+    positions and the second (epoch) each began in."""
     execute(admin_connection, "FLUSH BINARY LOGS")
     execute(admin_connection, f"CREATE TABLE `{scratch_schema}`.t (id INT PRIMARY KEY, v INT)")
     marks = []
     for i in range(3):
-        if i:
-            time.sleep(2.1)
+        if i:  # into the next second, well clear of its start
+            time.sleep(1.3 - time.time() % 1)
         before = master_position(admin_connection)
         second = int(time.time())  # binlog times have second resolution and never run back
         execute(
