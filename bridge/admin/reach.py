@@ -3,8 +3,8 @@ anything to send.
 
 Why not the producer's own errors: librdkafka reports them (``error_cb``) only while the
 producer is polled, and an idle destination's producer is not polled. With an unreachable
-broker and nothing to send, ``run`` printed nothing for 45 s and ``/readyz`` said ready (issue
-19). A metadata request is the first thing the producer itself would need, so "no metadata for
+broker and nothing to send, ``run`` would print nothing for 45 s and ``/readyz`` say ready. A
+metadata request is the first thing the producer itself would need, so "no metadata for
 ``grace_s``" is what readiness reports as ``kafka-unreachable``.
 """
 

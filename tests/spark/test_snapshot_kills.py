@@ -1,4 +1,4 @@
-"""Snapshots through Spark under load and kills (issue 18, "done when"): three tables with 110k
+"""Snapshots through Spark under load and kills: three tables with 110k
 rows (one with a composite key) snapshotted by ``canal-bridge run`` with ``snapshot.mode:
 initial`` and a source account without write privileges, while a writer keeps updating,
 deleting and inserting rows; the bridge is killed -9 twice during the snapshot and restarted

@@ -1,4 +1,4 @@
-"""Snapshots (issue 18) through the Spark jobs: a mirror built from a topic that ``canal-bridge
+"""Snapshots through the Spark jobs: a mirror built from a topic that ``canal-bridge
 run`` wrote with ``snapshot.mode: initial`` (rows the tables held before it started, read in
 chunks) interleaved with live changes equals the source (``reconcile`` exits 0); the same topic
 without its snapshot records leaves a mirror that ``reconcile`` rejects.
