@@ -42,8 +42,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from bridge.entry import AheadEncoding, Column, Entry, EntryType, EventType, RowData
-from bridge.mq.records import OutgoingRecord, Placement, RowsEncoder
+from bridge.entry import Column, Entry, EntryType, EventType, RowData
+from bridge.mq.records import OutgoingRecord, Placement, RowsEncoder, RowsEncoderStep
 from bridge.mq.routing import Row, hashed_value
 
 
@@ -87,16 +87,11 @@ def split_key_changes(entry: Entry, placement: Placement) -> tuple[Entry, ...]:
     return tuple(parts)
 
 
-class KeyChangeSplitter:
+class KeyChangeSplitter(RowsEncoderStep):
     """A destination's encoder with ``mq.key_change: split`` applied before it: each entry
-    goes through ``split_key_changes``, then each part through ``encoder``, in order."""
-
-    def __init__(self, encoder: RowsEncoder, placement: Placement) -> None:
-        self.encoder = encoder
-        self.placement = placement
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.encoder!r})"
+    goes through ``split_key_changes``, then each part through ``encoder``, in order. It
+    declines ``ahead`` (the split reads row images; it is installed only where partitions are
+    hashed, where the FlatMessage encoders decline to render ahead anyway)."""
 
     def encode(self, entry: Entry, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
         parts = split_key_changes(entry, self.placement)
@@ -104,19 +99,6 @@ class KeyChangeSplitter:
         if len(parts) == 1:
             return encode(parts[0], batch_id, ts)
         return [record for part in parts for record in encode(part, batch_id, ts)]
-
-    def finish(self, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
-        return self.encoder.finish(batch_id, ts)
-
-    @property
-    def rows_only(self) -> bool:
-        return self.encoder.rows_only
-
-    def ahead(self) -> AheadEncoding | None:
-        """None: the split reads row images, so rows must reach the instance's process (it is
-        installed only where partitions are hashed, where the FlatMessage encoders decline to
-        render ahead anyway)."""
-        return None
 
 
 def with_key_change(

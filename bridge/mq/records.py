@@ -155,6 +155,33 @@ class RowsEncoder(Protocol):
         ...
 
 
+class RowsEncoderStep:
+    """A step that rewrites what a destination's encoder writes (``mq.key_change: split``,
+    ``mq.tombstones``): a subclass defines ``encode`` around ``self.encoder``; finishing a
+    batch and ``rows_only`` are the wrapped encoder's. ``ahead`` declines: a step reads row
+    images, so rows must reach the instance's process."""
+
+    def __init__(self, encoder: RowsEncoder, placement: Placement) -> None:
+        self.encoder = encoder
+        self.placement = placement
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.encoder!r})"
+
+    def encode(self, entry: Entry, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
+        raise NotImplementedError
+
+    def finish(self, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
+        return self.encoder.finish(batch_id, ts)
+
+    @property
+    def rows_only(self) -> bool:
+        return self.encoder.rows_only
+
+    def ahead(self) -> AheadEncoding | None:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class Placement:
     """Where a destination's records go and how large they may be, the same for every format:

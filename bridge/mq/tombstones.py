@@ -22,20 +22,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bridge.entry import AheadEncoding, Entry, EntryType, EventType
-from bridge.mq.records import OutgoingRecord, Placement, RowsEncoder, rows_apart
+from bridge.entry import Entry, EntryType, EventType
+from bridge.mq.records import (
+    OutgoingRecord,
+    Placement,
+    RowsEncoder,
+    RowsEncoderStep,
+    rows_apart,
+)
 from bridge.mq.routing import record_key
 
 
-class TombstoneWriter:
-    """A destination's encoder with a tombstone after each DELETE record keyed by its row."""
-
-    def __init__(self, encoder: RowsEncoder, placement: Placement) -> None:
-        self.encoder = encoder
-        self.placement = placement
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.encoder!r})"
+class TombstoneWriter(RowsEncoderStep):
+    """A destination's encoder with a tombstone after each DELETE record keyed by its row
+    (it declines ``ahead``: a DELETE of several rows is written row by row)."""
 
     def encode(self, entry: Entry, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
         change = entry.row_change
@@ -58,17 +58,6 @@ class TombstoneWriter:
                 if record.topic == topic and record.key != table_key:
                     records.append(tombstone_of(record))
         return records
-
-    def finish(self, batch_id: int, ts: int) -> Sequence[OutgoingRecord]:
-        return self.encoder.finish(batch_id, ts)
-
-    @property
-    def rows_only(self) -> bool:
-        return self.encoder.rows_only
-
-    def ahead(self) -> AheadEncoding | None:
-        """None: a DELETE of several rows is written row by row, which needs its rows."""
-        return None
 
 
 def tombstone_of(record: OutgoingRecord) -> OutgoingRecord:
