@@ -1,6 +1,7 @@
 """The root of every error canal-bridge raises on purpose.
 
     BridgeError
+    ├── ActionRefused                        an operator's action refused in this state
     ├── ConfigError, config.InvalidConfig      a bad destinations.yaml, every problem with its path;
     │   ├── config.rules.RuleSyntaxError       a malformed routing rule or policy
     │   └── canal_import.CanalImportError      a canal conf/ that import-canal cannot read
@@ -56,3 +57,9 @@ def _restore_error(
 
 class ConfigError(BridgeError):
     """The configuration file is invalid; the message names the path of each problem."""
+
+
+class ActionRefused(BridgeError):
+    """An operator's action (admin API, console) that cannot be done in the destination's
+    present state: moving the cursor of a running destination, to a purged position, ... The
+    message says why and what to do instead; nothing was changed."""

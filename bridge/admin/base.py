@@ -16,8 +16,9 @@ from bridge.position import EntryPosition
 
 Role = Literal["active", "standby"]
 # starting: not yet reading (or no worker yet); running: worker and parser threads alive;
-# standby: another server runs it (HA); stopped / failed: the worker or parser has ended.
-DestinationState = Literal["starting", "running", "standby", "stopped", "failed"]
+# standby: another server runs it (HA); paused: stopped by an operator until resumed, its
+# cursor flushed; stopped / failed: the worker or parser has ended.
+DestinationState = Literal["starting", "running", "standby", "paused", "stopped", "failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,8 @@ class DestinationSnapshot:
     snapshot: SnapshotUsage | None = None
     # The schema history; None before the destination has one.
     schema: SchemaUsage | None = None
+    # The last error that stopped the destination, one line saying what to do; None without.
+    error: str | None = None
 
 
 class Observed(Protocol):

@@ -19,8 +19,10 @@ import json
 from collections.abc import Sequence
 from typing import Protocol
 
+from bridge.config import ConfigChange
 from bridge.exceptions import BridgeError
 from bridge.instance import InstanceFailed, UnknownDestination
+from bridge.position import EntryPosition
 from bridge.snapshot.exceptions import SnapshotRequestRefused
 from bridge.snapshot.requests import RequestOutcome, parse_tables
 
@@ -29,6 +31,38 @@ class SnapshotControl(Protocol):
     """What runs destinations and can snapshot their tables again (``bridge.runner.Runner``)."""
 
     def request_snapshot(self, destination: str, tables: Sequence[str]) -> RequestOutcome: ...
+
+
+class DestinationControl(SnapshotControl, Protocol):
+    """The operator's actions on a running bridge (``bridge.runner.Runner``), each answered
+    by the admin API and the console. Every method raises ``UnknownDestination`` (or
+    ``DestinationElsewhere``) for a destination this process does not run or know,
+    ``ActionRefused`` for an action its state does not allow, ``ConfigError`` for a file
+    that does not validate (nothing applied), and other ``BridgeError``s when the source or
+    a store cannot be reached; each message is one line saying what to do."""
+
+    def pause(self, destination: str) -> None:
+        """Stop the destination (its in-flight batch rolled back, its cursor flushed) until
+        ``resume``; pausing a paused destination does nothing."""
+        ...
+
+    def resume(self, destination: str) -> None:
+        """Start a paused destination again from its cursor."""
+        ...
+
+    def move_cursor(self, destination: str, target: str) -> EntryPosition:
+        """Set a paused destination's cursor to ``target``: ``file:position``, a GTID set,
+        or an ISO-8601 timestamp (the first transaction at or after it); refused while it
+        runs, or where the source has purged the binlog. Returns the cursor stored."""
+        ...
+
+    def check_config(self, text: str) -> ConfigChange:
+        """What applying ``text`` (a destinations.yaml) would change; nothing is applied."""
+        ...
+
+    def apply_config(self, text: str) -> ConfigChange:
+        """Validate ``text``, write it to the configuration file, and apply it."""
+        ...
 
 
 Answer = tuple[int, dict[str, object]]

@@ -6,6 +6,7 @@ syntax (routing rules, DDL and oversize policies). A leaf: it imports nothing el
 but ``bridge.exceptions``, so every layer can read it.
 """
 
+from bridge.config.changes import ConfigChange, config_change
 from bridge.config.fields import ProducerValue, split_address
 from bridge.config.loading import InvalidConfig, load_config, parse_config
 from bridge.config.models import (
@@ -34,6 +35,7 @@ __all__ = [
     "AdminConfig",
     "BridgeConfig",
     "ColumnsConfig",
+    "ConfigChange",
     "DestinationConfig",
     "FilterConfig",
     "InvalidConfig",
@@ -50,6 +52,7 @@ __all__ = [
     "StartConfig",
     "StoreConfig",
     "ZooKeeperConfig",
+    "config_change",
     "load_config",
     "parse_config",
     "split_address",
