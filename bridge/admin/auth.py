@@ -4,10 +4,15 @@ Probes (``/healthz``, ``/readyz``) and ``/metrics`` stay open: the kubelet and P
 them and they hold status words and numbers only. Anything else goes through
 ``requires_token``:
 
-* a control action (``POST /destinations/<d>/snapshot``) is refused outright
-  when ``admin.token_file`` is not set: nobody on the pod network may call it anonymously;
-* a details endpoint (``/status``, ``details=True``) is open without a token file (the
-  quickstart needs none) and needs the token once one is configured.
+* a control action (every POST and PUT: ``/api/v1/...`` and ``/destinations/<d>/snapshot``)
+  is refused outright when ``admin.token_file`` is not set: nobody on the pod network may
+  call it anonymously;
+* a details endpoint (``/status``, the API's reads, the console; ``details=True``) is open
+  without a token file (the quickstart needs none) and needs the token once one is configured.
+
+A browser sends a stored token by itself only as a cookie, which this endpoint never reads;
+still, ``same_site_json`` refuses a change whose ``Origin`` is another site's and any body
+that is not JSON (or the configuration's YAML), so an HTML form on another page cannot post.
 
 The token is compared in constant time and never logged: a refusal logs one line naming the
 method, path, client address and whether a token was missing or wrong.
@@ -76,11 +81,19 @@ class BearerToken:
 TOKEN: web.AppKey[BearerToken | None] = web.AppKey("token")
 
 
-def requires_token(handler: Handler, *, details: bool = False) -> Handler:
+NO_TOKEN_FILE = (
+    "control actions need a bearer token: set admin.token_file to a file holding one and "
+    "restart canal-bridge"
+)
+UNAUTHORIZED = "unauthorized: send the token of admin.token_file as Authorization: Bearer <token>"
+
+
+def requires_token(handler: Handler, *, details: bool = False, api: bool = False) -> Handler:
     """``handler`` behind the configured token (see the module docstring for ``details``).
 
     Refusals: 401 with ``WWW-Authenticate: Bearer`` for a missing or wrong token, 403 for a
-    control action while no ``admin.token_file`` is configured.
+    control action while no ``admin.token_file`` is configured; as ``{"error"}`` JSON for
+    the REST API (``api``), else one line of text.
     """
 
     async def guarded(request: web.Request) -> web.StreamResponse:
@@ -89,12 +102,37 @@ def requires_token(handler: Handler, *, details: bool = False) -> Handler:
             if details:
                 return await handler(request)
             _refused(request, "no admin.token_file configured")
-            return _text(403, "control actions need admin.token_file\n")
+            return _refusal(403, NO_TOKEN_FILE, api)
         why = token.verdict(request.headers.get("Authorization"))
         if why is None:
             return await handler(request)
         _refused(request, why)
-        return _text(401, "unauthorized\n", {"WWW-Authenticate": 'Bearer realm="canal-bridge"'})
+        return _refusal(401, UNAUTHORIZED, api, {"WWW-Authenticate": 'Bearer realm="canal-bridge"'})
+
+    guarded.__name__ = getattr(handler, "__name__", "guarded")
+    guarded.__doc__ = handler.__doc__
+    return guarded
+
+
+def same_site_json(handler: Handler, content_types: tuple[str, ...]) -> Handler:
+    """``handler`` for requests a browser sends only from this endpoint's own pages: 403 when
+    an ``Origin`` header names another origin, 415 when the body's type is not one of
+    ``content_types`` (an HTML form can send none of JSON and YAML)."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        origin = request.headers.get("Origin")
+        own = f"{request.scheme}://{request.host}"
+        if origin is not None and origin != own:
+            _refused(request, f"cross-site request from {origin}")
+            return _refusal(
+                403, f"cross-site request refused: only pages of {own} may change anything", True
+            )
+        if request.content_type not in content_types:
+            _refused(request, f"body of type {request.content_type}")
+            return _refusal(
+                415, f"send the body as Content-Type: {' or '.join(content_types)}", True
+            )
+        return await handler(request)
 
     guarded.__name__ = getattr(handler, "__name__", "guarded")
     guarded.__doc__ = handler.__doc__
@@ -111,7 +149,15 @@ def _refused(request: web.Request, why: str) -> None:
     )
 
 
-def _text(status: int, body: str, headers: dict[str, str] | None = None) -> web.Response:
+def _refusal(
+    status: int, message: str, api: bool, headers: dict[str, str] | None = None
+) -> web.Response:
+    if api:
+        return web.json_response({"error": message}, status=status, headers=headers)
     return web.Response(
-        status=status, text=body, content_type="text/plain", charset="utf-8", headers=headers
+        status=status,
+        text=message + "\n",
+        content_type="text/plain",
+        charset="utf-8",
+        headers=headers,
     )

@@ -1,5 +1,6 @@
-"""Control actions of the admin endpoint: ``POST /destinations/<d>/snapshot``
-(docs/operations.md). Always behind ``requires_token`` (no token file: 403).
+"""Control actions of the admin endpoint: the operator's actions (``DestinationControl``) and
+``POST /destinations/<d>/snapshot`` (docs/operations.md). Always behind ``requires_token`` (no
+token file: 403).
 
 ``snapshot_answer`` is the action without HTTP: the status code and JSON document for a
 request body, computed on the server's worker pool (checking the tables asks the source,
@@ -11,6 +12,9 @@ and the instance waits a few seconds for its cursor to carry the plan):
   destination cannot snapshot (each named);
 * 404: a destination this process does not run (an HA standby names the process that does);
 * 503: the destination has failed, or the source could not be asked.
+
+``failure_answer`` maps every action's errors to their status the same way (the REST API's
+actions in ``bridge.admin.api_actions`` use it too).
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ import json
 from collections.abc import Sequence
 from typing import Protocol
 
-from bridge.config import ConfigChange
-from bridge.exceptions import BridgeError
-from bridge.instance import InstanceFailed, UnknownDestination
+from bridge.config import ConfigChange, InvalidConfig
+from bridge.exceptions import ActionRefused, BridgeError, ConfigError
+from bridge.instance import UnknownDestination
 from bridge.position import EntryPosition
 from bridge.snapshot.exceptions import SnapshotRequestRefused
 from bridge.snapshot.requests import RequestOutcome, parse_tables
@@ -81,16 +85,31 @@ def snapshot_answer(control: SnapshotControl | None, destination: str, body: byt
         return 404, {"error": f"destination {destination!r} is not running on this process"}
     try:
         outcome = control.request_snapshot(destination, tables)
-    except (SnapshotRequestRefused, UnknownDestination) as exc:
-        status = 400 if isinstance(exc, SnapshotRequestRefused) else 404
-        return status, {"error": str(exc)}
-    except (InstanceFailed, BridgeError) as exc:
-        return 503, {"error": str(exc)}
+    except BridgeError as exc:
+        return failure_answer(exc)
     return 202, {
         "destination": destination,
         "tables": list(outcome.tables),
         "persisted": outcome.persisted,
     }
+
+
+def failure_answer(exc: BridgeError) -> Answer:
+    """The status and ``{"error"}`` document of an action that raised ``exc``: 400 for a
+    request the destination cannot do as asked (with ``problems`` for a configuration), 404
+    for a destination this process does not run, 409 for an action its state refuses, 503
+    for anything else (the destination failed, the source or a store did not answer)."""
+    if isinstance(exc, InvalidConfig):
+        return 400, {"error": str(exc).splitlines()[0], "problems": list(exc.problems)}
+    if isinstance(exc, ConfigError):
+        return 400, {"error": str(exc), "problems": [str(exc)]}
+    if isinstance(exc, SnapshotRequestRefused):
+        return 400, {"error": str(exc)}
+    if isinstance(exc, UnknownDestination):
+        return 404, {"error": str(exc)}
+    if isinstance(exc, ActionRefused):
+        return 409, {"error": str(exc)}
+    return 503, {"error": str(exc)}
 
 
 def _one_line(exc: ValueError) -> str:

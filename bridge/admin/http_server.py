@@ -1,5 +1,6 @@
 """The admin endpoint on ``admin.listen``: ``/metrics``, ``/healthz``, ``/readyz``, ``/status``,
-and the control action ``POST /destinations/<d>/snapshot`` (``bridge.admin.control``).
+and the REST API under ``/api/`` (``bridge.admin.api``: the destinations and the operator's
+actions, ``bridge.admin.control``).
 
 An aiohttp server on an asyncio loop of its own (one daemon thread), chosen over the stdlib
 ``ThreadingHTTPServer`` after measuring both with bench/admin_load.py (docs/operations.md,
@@ -17,8 +18,8 @@ one connection in eight while 1,000 clients scraped (its accept queue holds 5). 
   ``bridge.admin.auth``) for anything that is neither a probe nor ``/metrics``.
 
 Probes and metrics hold status words and numbers only: no row data, no addresses, no error
-messages, no secrets. Anything else is 404; GET and HEAD are served, POST for the control
-action only.
+messages, no secrets. Anything else is 404; GET and HEAD are served, POST and PUT for the
+API's actions only.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from bridge.admin.api import RestApi
 from bridge.admin.auth import TOKEN, BearerToken, requires_token
 from bridge.admin.base import Observed
-from bridge.admin.control import SnapshotControl, snapshot_answer
+from bridge.admin.control import DestinationControl
 from bridge.admin.exceptions import AdminListenFailed, AdminSetupFailed
 from bridge.admin.metrics import build_registry
 from bridge.admin.periodic import Periodic
@@ -50,9 +52,6 @@ from bridge.config import AdminConfig, BridgeConfig, split_address
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-# The largest body a control action reads (a list of table names).
-MAX_CONTROL_BODY = 64 * 1024
 
 # How often the readiness log looks for changes (every destination's verdict: with 100 of
 # them, once a second was 0.3 % of a core while idle).
@@ -85,7 +84,7 @@ class AdminServer:
 
     @classmethod
     def for_bridge(
-        cls, config: BridgeConfig, observed: Observed, control: SnapshotControl | None = None
+        cls, config: BridgeConfig, observed: Observed, control: DestinationControl | None = None
     ) -> AdminServer:
         """The endpoint of a running bridge: its admin settings, a watch on its Kafka cluster
         that readiness follows, and its destinations' control actions."""
@@ -102,7 +101,7 @@ class AdminServer:
         registry: CollectorRegistry | None = None,
         broker: BrokerWatch | None = None,
         limits: ServerLimits = ServerLimits(),
-        control: SnapshotControl | None = None,
+        control: DestinationControl | None = None,
     ) -> None:
         if config.listen is None:
             raise ValueError("admin.listen is null: no admin endpoint to serve")
@@ -113,6 +112,7 @@ class AdminServer:
         self.registry = registry or build_registry(observed)
         self.limits = limits
         self.control = control
+        self.api = RestApi(observed, self.probes, control, self._off_loop)
         self._watchers = [
             Periodic("admin-readiness", READINESS_LOG_INTERVAL_S, ReadinessLog(self.probes).tick)
         ]
@@ -162,10 +162,10 @@ class AdminServer:
         for watcher in self._watchers:
             watcher.start()
         log.info(
-            "health and metrics on %s://%s/ (metrics, healthz, readyz, status%s)",
+            "health and metrics on %s://%s/ (metrics, healthz, readyz, status, api%s)",
             self.scheme,
             self.listen,
-            "; status needs the bearer token" if token is not None else "",
+            "; status and the api need the bearer token" if token is not None else "",
         )
 
     def stop(self) -> None:
@@ -216,9 +216,7 @@ class AdminServer:
         app.router.add_get(
             "/status", requires_token(self._handler(lambda r: self.status()), details=True)
         )
-        app.router.add_post(
-            "/destinations/{destination}/snapshot", requires_token(self._snapshot_request)
-        )
+        self.api.add_routes(app)
         app.on_response_prepare.append(_plain_headers)
         return app
 
@@ -241,36 +239,6 @@ class AdminServer:
             return web.Response(status=status, body=body, headers={"Content-Type": content_type})
 
         return handle
-
-    async def _snapshot_request(self, request: web.Request) -> web.Response:
-        """``POST /destinations/<d>/snapshot`` (``bridge.admin.control``); one log line per
-        request, naming the client, the destination, the answer (never the token)."""
-        destination = request.match_info["destination"]
-        body = await request.content.read(MAX_CONTROL_BODY + 1)
-        document: dict[str, object]
-        if len(body) > MAX_CONTROL_BODY:
-            status, document = 400, {"error": f"the body is over {MAX_CONTROL_BODY} bytes"}
-        else:
-            try:
-                status, document = await self._off_loop(
-                    lambda: snapshot_answer(self.control, destination, body)
-                )
-            except TimeoutError:
-                status, document = 503, {"error": "busy: no answer in time; ask again"}
-        outcome = (
-            f"{document['tables']} (persisted: {document['persisted']})"
-            if status == 202
-            else document["error"]
-        )
-        log.log(
-            logging.INFO if status == 202 else logging.WARNING,
-            "admin endpoint: snapshot of %s requested from %s: %d %s",
-            destination,
-            request.remote or "?",
-            status,
-            outcome,
-        )
-        return web.json_response(document, status=status)
 
     async def _off_loop(self, compute: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()

@@ -64,6 +64,7 @@ READY_WORDS = frozenset({"ready", "standby"})
 _STATE_REASONS = {
     "starting": "not started yet",
     "standby": "another process runs it (HA)",
+    "paused": "paused by an operator; resume it from the console or the API",
     "stopped": "stopped",
     "failed": "stopped on an error (see the log)",
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 import urllib.error
@@ -30,6 +31,18 @@ def get(url: str, timeout_s: float = 5.0) -> tuple[int, str]:
         return exc.code, exc.read().decode()
     except (urllib.error.URLError, ConnectionError) as exc:
         return 0, str(exc)
+
+
+def send(
+    method: str, url: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
+    """(status, JSON document) of a request with ``body``; HTTP errors are answers too."""
+    request = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
 
 
 def scrape(base: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

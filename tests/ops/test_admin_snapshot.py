@@ -131,7 +131,10 @@ def test_a_body_that_is_not_a_table_list_is_400(tmp_path: Path) -> None:
             request = urllib.request.Request(
                 snapshot_url(config, "d1"),
                 data=body,
-                headers={"Authorization": f"Bearer {TOKEN_TEXT}"},
+                headers={
+                    "Authorization": f"Bearer {TOKEN_TEXT}",
+                    "Content-Type": "application/json",
+                },
                 method="POST",
             )
             try:

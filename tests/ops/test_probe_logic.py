@@ -279,7 +279,7 @@ def test_collector_exports_the_snapshot_progress_of_destinations_that_have_one()
     }
     document = orjson.loads(status_document([with_snapshot, without], []))
     assert [d["snapshot"] for d in document["destinations"]] == [
-        {"rows": 4200, "tables_done": 1, "tables_total": 3},
+        {"rows": 4200, "tables_done": 1, "tables_total": 3, "percent": 33.3},
         None,
     ]
 
