@@ -46,6 +46,11 @@ class RunnerView(Protocol):
     @property
     def workers(self) -> Mapping[str, MqWorker]: ...
 
+    @property
+    def paused(self) -> Mapping[str, EntryPosition | None]:
+        """Paused destinations and their stored cursor."""
+        ...
+
 
 class RunnerObserver:
     def __init__(
@@ -71,8 +76,14 @@ class RunnerObserver:
         instance = self._instance(name)
         worker = self._runner.workers.get(name)
         if instance is None:
-            state: DestinationState = "standby" if role == "standby" else "starting"
-            return DestinationSnapshot(name, role, state, stale_after_s=stale_after_s)
+            paused = role != "standby" and name in self._runner.paused
+            state: DestinationState = (
+                "standby" if role == "standby" else "paused" if paused else "starting"
+            )
+            cursor = self._runner.paused.get(name) if paused else None
+            return DestinationSnapshot(
+                name, role, state, cursor=cursor, stale_after_s=stale_after_s
+            )
         progress = worker.progress() if worker is not None else None
         now_ms = int(self._wall_clock() * 1000)
         return DestinationSnapshot(
@@ -89,6 +100,7 @@ class RunnerObserver:
             source_trouble=instance.source_trouble,
             snapshot=_snapshot_usage(instance),
             schema=_schema_usage(instance),
+            error=_error(instance, worker),
         )
 
     def _instance(self, name: str) -> Instance | None:
@@ -118,6 +130,15 @@ def _state(
     if progress.state in ("stopped", "failed"):
         return progress.state
     return "running" if instance.running else "stopped"
+
+
+def _error(instance: Instance, worker: MqWorker | None) -> str | None:
+    """What stopped the destination, on one line (a message may list problems below it)."""
+    error = instance.failure or (worker.error if worker is not None else None)
+    if error is None:
+        return None
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return "; ".join(lines) or type(error).__name__
 
 
 def _store_usage(instance: Instance) -> StoreUsage:

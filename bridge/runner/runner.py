@@ -4,6 +4,11 @@ Start order per destination: instance (meta -> store -> sink -> parser), then it
 Shutdown on SIGINT/SIGTERM: workers stop first (each rolls back its in-flight batch), then
 the instances stop, which flushes the acked cursors. A restart resumes from those cursors.
 
+The operator's actions (``bridge.admin.DestinationControl``) act on one destination while the
+others run on: ``pause`` stops it as a shutdown would (cursor flushed) and ``resume`` starts it
+again from that cursor; ``move_cursor`` rewrites the cursor of a stopped destination through
+the meta store its instance reads at start.
+
 HA mode (a ``zookeeper`` section): the runner is the ``DestinationHost`` of a
 ``bridge.ha.HaNode``, which starts a destination (fenced worker, ZooKeeper meta store when
 ``meta.store: zookeeper``) only once this process owns its running node, stops it when the
@@ -14,24 +19,30 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import threading
 import time
-from collections.abc import Sequence
-from types import FrameType
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from bridge import native
 from bridge.admin import AdminServer, RunnerObserver, set_ha_role
-from bridge.collector import tune_garbage_collector
 from bridge.config import BridgeConfig, DestinationConfig
-from bridge.instance import DestinationElsewhere, EmbeddedServer, Instance, UnknownDestination
+from bridge.exceptions import ActionRefused
+from bridge.instance import (
+    DestinationElsewhere,
+    EmbeddedServer,
+    Instance,
+    UnknownDestination,
+    mq_client,
+)
 from bridge.logs import set_position_lookup
 from bridge.meta import MetaManager, build_meta_manager
 from bridge.mq.formats import rows_encoder
 from bridge.mq.records import RowsEncoder
 from bridge.mq.senders import sender_factory
 from bridge.mq.worker import MqWorker, build_worker
+from bridge.position import EntryPosition, LogIdentity, LogPosition
+from bridge.runner.cursor_target import parse_target, resolve_target
 from bridge.schema.store import history_store
 from bridge.snapshot.requests import RequestOutcome
 
@@ -89,6 +100,11 @@ class Runner:
         self.workers: dict[str, MqWorker] = {}
         self.admin: AdminServer | None = None
         self.ha: HaNode | None = None
+        # Paused destinations and their stored cursor (None: none stored yet).
+        self.paused: dict[str, EntryPosition | None] = {}
+        # Serialises the actions that start and stop destinations (admin threads, the main
+        # loop, the HA election's thread).
+        self._lock = threading.RLock()
 
     def start(self) -> None:
         self.start_admin()
@@ -112,7 +128,12 @@ class Runner:
     # -- one destination (bridge.ha.DestinationHost) ------------------------------------------
 
     def start_destination(self, name: str) -> None:
-        destination = self.config.destination(name)
+        with self._lock:
+            self.paused.pop(name, None)
+            self._start_destination(self.config.destination(name))
+
+    def _start_destination(self, destination: DestinationConfig) -> None:
+        name = destination.name
         # The output format is chosen once: the instance's reader and the worker share it.
         encoder = rows_encoder(destination.mq, self.senders.max_record_bytes)
         instance = build_instance(self.config, destination, encoder, self.ha)
@@ -133,12 +154,122 @@ class Runner:
 
     def stop_destination(self, name: str, timeout_s: float = SHUTDOWN_TIMEOUT_S) -> None:
         """Stop the worker (its in-flight batch is rolled back), then the instance."""
-        worker = self.workers.pop(name, None)
-        if worker is not None:
-            worker.stop()
-            if not worker.join(timeout_s):
-                log.error("MQ worker of %s did not stop within %.0fs", name, timeout_s)
-        self.server.stop(name)
+        with self._lock:
+            worker = self.workers.pop(name, None)
+            if worker is not None:
+                worker.stop()
+                if not worker.join(timeout_s):
+                    log.error("MQ worker of %s did not stop within %.0fs", name, timeout_s)
+            self.server.stop(name)
+
+    # -- the operator's actions (bridge.admin.DestinationControl) -------------------------------
+
+    def pause(self, destination: str) -> None:
+        """Stop ``destination`` as a shutdown would (in-flight batch rolled back, cursor
+        flushed) and keep it stopped until ``resume``. In HA mode this process keeps its
+        running node meanwhile, so no standby takes it over."""
+        with self._lock:
+            self._check_runs_here(destination)
+            if destination in self.paused:
+                return
+            self._refuse_memory_meta(destination, "pause")
+            self.stop_destination(destination)
+            self.paused[destination] = self._stored_cursor(destination)
+        log.info("destination %s paused at %s", destination, _at(self.paused[destination]))
+
+    def resume(self, destination: str) -> None:
+        """Start a paused (or stopped) destination again from its stored cursor."""
+        with self._lock:
+            self._check_runs_here(destination)
+            if self._running(destination):
+                return
+            self.stop_destination(destination)  # a failed one: its leftovers
+            self.start_destination(destination)
+
+    def move_cursor(self, destination: str, target: str) -> EntryPosition:
+        """Store ``target`` (``file:position``, a GTID set, an ISO-8601 timestamp) as the
+        cursor of a destination that is not running, so that ``resume`` starts there; the
+        destination stays paused. ``ActionRefused`` while it runs, for a malformed target,
+        a purged file or a position past a file's end, and for a cursor no meta store holds
+        (exactly-once delivery, ``meta.store: memory``): then nothing was written."""
+        try:
+            start = parse_target(target)
+        except ValueError as exc:
+            raise ActionRefused(f"destination {destination}: {exc}") from None
+        with self._lock:
+            self._check_runs_here(destination)
+            if self._running(destination):
+                raise ActionRefused(
+                    f"destination {destination} is running: pause it first (its cursor moves "
+                    "only while it is stopped), then move the cursor and resume it"
+                )
+            config = self.config.destination(destination)
+            if config.mq.delivery == "exactly_once":
+                raise ActionRefused(
+                    f"destination {destination} delivers exactly_once: its cursor is committed "
+                    "with its records to the offsets topic, which is not rewritten; stop it, "
+                    "remove it from the file, and add it under a new name with start set"
+                )
+            self._refuse_memory_meta(destination, "move_cursor")
+            position = resolve_target(config, start)
+            self.stop_destination(destination)  # a failed one: its leftovers
+            self._write_cursor(config, position)
+            self.paused[destination] = position
+        log.info("destination %s: cursor moved to %s", destination, _at(position))
+        return position
+
+    def _check_runs_here(self, destination: str) -> None:
+        """``UnknownDestination`` for a name the configuration lacks; in HA mode
+        ``DestinationElsewhere`` unless this process owns its running node."""
+        if destination not in {d.name for d in self.config.destinations}:
+            raise UnknownDestination(destination)
+        if self.ha is not None and destination not in self.ha.election.active():
+            raise DestinationElsewhere(destination, self.ha.owner_of(destination))
+
+    def _running(self, destination: str) -> bool:
+        worker = self.workers.get(destination)
+        return worker is not None and not worker.join(0)
+
+    def _refuse_memory_meta(self, destination: str, action: str) -> None:
+        if self.config.meta.store == "memory":
+            raise ActionRefused(
+                f"destination {destination}: {action} needs a stored cursor and meta.store "
+                "memory keeps none once a destination stops; use meta.store file or zookeeper"
+            )
+
+    @contextmanager
+    def _meta(self) -> Iterator[MetaManager]:
+        """A meta manager of its own for a stopped destination's cursor; stopping it saves."""
+        meta = build_meta(self.config, self.ha)
+        meta.start()
+        try:
+            yield meta
+        finally:
+            meta.stop()
+
+    def _stored_cursor(self, destination: str) -> EntryPosition | None:
+        with self._meta() as meta:
+            stored = meta.get_cursor(mq_client(destination))
+        return None if stored is None else stored.position
+
+    def _write_cursor(self, config: DestinationConfig, position: EntryPosition) -> None:
+        """Store ``position`` as the cursor (keeping the snapshot progress it carried), then
+        read it back: a store that declined the write (HA: the fence no longer holds) is
+        refused rather than reported as done."""
+        client = mq_client(config.name)
+        identity = LogIdentity(config.source.address, config.source.slave_id)
+        with self._meta() as meta:
+            if not meta.has_subscribe(client):
+                meta.subscribe(client)
+            previous = meta.get_cursor(client)
+            cursor = LogPosition(identity, position).keeping_snapshot_of(previous)
+            meta.update_cursor(client, cursor)
+        kept = self._stored_cursor(config.name)
+        if kept is None or (kept.sort_key(), kept.gtid) != (position.sort_key(), position.gtid):
+            raise ActionRefused(
+                f"destination {config.name}: the meta store did not keep the new cursor (in HA "
+                "mode: this process no longer owns the destination); ask the process that does"
+            )
 
     def request_snapshot(
         self, destination: str, tables: Sequence[str], timeout_s: float = 5.0
@@ -185,9 +316,10 @@ class Runner:
         return None if worker is None else worker.error
 
     def alive(self) -> bool:
+        """Something runs, or waits to be resumed."""
         if self.ha is not None:
             return self.ha.election.running
-        return any(not worker.join(0) for worker in self.workers.values())
+        return bool(self.paused) or any(not worker.join(0) for worker in self.workers.values())
 
     def failed(self) -> list[str]:
         failed = [name for name, worker in self.workers.items() if worker.error is not None]
@@ -230,32 +362,10 @@ class Runner:
             self.admin = None
 
 
-def run_until_signalled(config: BridgeConfig) -> int:
-    """Run until SIGINT/SIGTERM or until every destination has stopped (``initial_only`` ones
-    once their snapshot is delivered); the exit code is 1 if any destination stopped on an
-    error."""
-    stop_requested = threading.Event()
-
-    def request_stop(signum: int, _frame: FrameType | None) -> None:
-        log.info("received %s: stopping", signal.Signals(signum).name)
-        stop_requested.set()
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    runner = Runner(config)
-    log.info("record path: %s", native.describe())
-    try:
-        runner.start()
-        tune_garbage_collector()
-        while not stop_requested.wait(0.5):
-            runner.retire_finished()
-            if not runner.alive():
-                break
-    finally:
-        runner.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    failed = runner.failed()
-    if failed:
-        log.error("stopped with errors in: %s", ", ".join(failed))
-        return 1
-    return 0
+def _at(position: EntryPosition | None) -> str:
+    """A cursor for a log line."""
+    if position is None:
+        return "no stored cursor"
+    if position.journal_name is not None:
+        return f"{position.journal_name}:{position.position}"
+    return f"GTID {position.gtid}"
