@@ -1,5 +1,6 @@
 """Binlog positions as canal names them (EntryPosition, LogIdentity, LogPosition, PositionRange),
-and the snapshot progress that rides on a cursor (docs/snapshots.md)."""
+and the snapshot progress that rides on a cursor, with the table filter it covers
+(docs/snapshots.md)."""
 
 from __future__ import annotations
 
@@ -55,10 +56,28 @@ class TableProgress:
 
 
 @value_class
+class FilterCoverage:
+    """The table filter (``filter.regex`` / ``filter.black_regex``) whose tables a destination
+    has covered: each table it selects was streamed from its creation, or its existing rows
+    are snapshotted (or planned). A filter selecting more at a later start is backfilled for
+    the tables this one did not select (docs/snapshots.md, "Tables newly selected by the
+    filter")."""
+
+    regex: str
+    black_regex: str = ""
+
+
+@value_class
 class SnapshotProgress:
-    """The snapshot plan of a destination and how far each of its tables is acknowledged."""
+    """The snapshot plan of a destination and how far each of its tables is acknowledged.
+
+    ``covers``: the filter the destination covers (None in a cursor written before it was
+    recorded). It rides with the plan so that the plan and the coverage it satisfies move
+    together, atomically, wherever the cursor lives; a plan without tables still carries it.
+    """
 
     tables: tuple[TableProgress, ...]
+    covers: FilterCoverage | None = None
 
     @property
     def done(self) -> bool:
@@ -68,9 +87,13 @@ class SnapshotProgress:
         return next((table for table in self.tables if table.table == name), None)
 
     def with_table(self, progress: TableProgress) -> SnapshotProgress:
-        return SnapshotProgress(
+        return self.with_tables(
             tuple(progress if t.table == progress.table else t for t in self.tables)
         )
+
+    def with_tables(self, tables: tuple[TableProgress, ...]) -> SnapshotProgress:
+        """Another plan covering the same filter."""
+        return SnapshotProgress(tables, self.covers)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,11 @@ A cursor with snapshot progress (docs/snapshots.md) has one more key, which cana
 reader ignores::
 
     "snapshot": {"tables": [{"table": "shop.orders", "lastKey": [1042], "rows": 1042,
-                             "done": false}, ...]}
+                             "done": false}, ...],
+                 "filter": {"regex": "shop\\\\..*", "blackRegex": ""}}
+
+``filter`` is the table filter the destination covers (``FilterCoverage``); a cursor without it
+(written before it was recorded) decodes with ``covers`` None.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from bridge.meta.base import ClientCursor, ClientIdentity
 from bridge.meta.exceptions import MetaCodecError
 from bridge.position import (
     EntryPosition,
+    FilterCoverage,
     LogIdentity,
     LogPosition,
     SnapshotProgress,
@@ -127,12 +132,26 @@ def encode_log_position(position: LogPosition) -> JsonObject:
 
 
 def encode_snapshot_progress(progress: SnapshotProgress) -> JsonObject:
-    return {
+    encoded: JsonObject = {
         "tables": [
             {"table": t.table, "lastKey": t.last_key, "rows": t.rows, "done": t.done}
             for t in progress.tables
         ]
     }
+    if progress.covers is not None:
+        covers = progress.covers
+        encoded["filter"] = {"regex": covers.regex, "blackRegex": covers.black_regex}
+    return encoded
+
+
+def _decode_coverage(value: object, where: str) -> FilterCoverage | None:
+    if value is None:
+        return None
+    obj = _object(value, where)
+    return FilterCoverage(
+        regex=_required(obj, "regex", str, where),
+        black_regex=_optional(obj, "blackRegex", str, where) or "",
+    )
 
 
 def decode_snapshot_progress(value: object, where: str) -> SnapshotProgress:
@@ -155,7 +174,7 @@ def decode_snapshot_progress(value: object, where: str) -> SnapshotProgress:
                 done=bool(_optional(table, "done", bool, at)),
             )
         )
-    return SnapshotProgress(tuple(decoded))
+    return SnapshotProgress(tuple(decoded), _decode_coverage(obj.get("filter"), f"{where}.filter"))
 
 
 def decode_log_position(value: object, where: str = "$") -> LogPosition:

@@ -190,7 +190,7 @@ class SnapshotHandoff:
         def progress_at(step: TableProgress) -> SnapshotProgress:
             if place is None:  # not in the plan (cannot happen): the plan as it is
                 return self.progress
-            return SnapshotProgress((*before, step, *after))
+            return self.progress.with_tables((*before, step, *after))
 
         chunk_name = f"{chunk.table};{chunk.number}"
 

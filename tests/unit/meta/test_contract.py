@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from bridge.meta import (
     UnknownBatch,
     build_meta_manager,
 )
+from bridge.position import FilterCoverage, SnapshotProgress, TableProgress
 from tests.unit.meta.helpers import pos, scratch_zookeeper, span
 
 A = ClientIdentity("example")
@@ -171,6 +173,25 @@ def test_cursor(meta: MetaManager) -> None:
     meta.update_cursor(A, pos(200))
     assert meta.get_cursor(A) == pos(200)
     assert meta.get_cursor(B) is None
+
+
+def test_a_cursor_keeps_its_snapshot_plan_and_covered_filter_across_a_restart(
+    make_meta: Callable[[], MetaManager],
+) -> None:
+    plan = SnapshotProgress(
+        (TableProgress("db.a", [["int", "7"]], 7),), FilterCoverage("db\\.a,db\\.b", "db\\.tmp")
+    )
+    cursor = replace(pos(100), snapshot=plan)
+    first = make_meta()
+    first.start()
+    first.subscribe(A)
+    first.update_cursor(A, cursor)
+    assert first.get_cursor(A) == cursor
+    if isinstance(first, MemoryMetaManager):
+        return  # nothing survives a memory manager's stop
+    first.stop()
+    first.start()  # loaded again from its store
+    assert first.get_cursor(A) == cursor
 
 
 def test_cursor_needs_subscription(meta: MetaManager) -> None:

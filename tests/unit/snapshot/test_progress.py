@@ -13,6 +13,7 @@ from bridge.meta import MemoryMetaManager, MetaCodecError, dumps_log_position, l
 from bridge.mq.exactly_once import CommittedCursor, CursorLedger
 from bridge.position import (
     EntryPosition,
+    FilterCoverage,
     LogIdentity,
     LogPosition,
     SnapshotHeader,
@@ -81,9 +82,33 @@ def test_a_cursor_without_progress_has_no_snapshot_key() -> None:
     assert loads_log_position(text).snapshot is None
 
 
+def test_the_covered_filter_round_trips_and_an_older_cursor_loads_without_it() -> None:
+    covered = SnapshotProgress(PLAN.tables, FilterCoverage("shop\\..*", "shop\\.tmp_.*"))
+    cursor = LogPosition(IDENTITY, EntryPosition(BINLOG, 500), covered)
+    text = dumps_log_position(cursor)
+    assert json.loads(text)["snapshot"]["filter"] == {
+        "regex": "shop\\..*",
+        "blackRegex": "shop\\.tmp_.*",
+    }
+    assert loads_log_position(text) == cursor
+    # As an older version wrote it: the plan alone.
+    older = json.loads(text)
+    del older["snapshot"]["filter"]
+    assert loads_log_position(json.dumps(older)).snapshot == PLAN
+
+
+def test_the_covered_filter_rides_with_every_step_of_the_plan() -> None:
+    covered = SnapshotProgress(PLAN.tables, FilterCoverage("shop\\..*"))
+    step = covered.with_table(TableProgress("shop.orders", [["int", "1"]], 1))
+    assert step.covers == covered.covers and step.tables == AFTER_ROW.tables
+
+
 @pytest.mark.parametrize(
     ("snapshot", "where"),
     [
+        ({"tables": [], "filter": {"blackRegex": ""}}, "$.snapshot.filter.regex"),
+        ({"tables": [], "filter": {"regex": 1}}, "$.snapshot.filter.regex"),
+        ({"tables": [], "filter": "x"}, "$.snapshot.filter"),
         ({"tables": {}}, "$.snapshot.tables"),
         ({"tables": [{"rows": 1}]}, "$.snapshot.tables[0].table"),
         ({"tables": [{"table": "a.b", "rows": -1}]}, "$.snapshot.tables[0].rows"),
@@ -145,6 +170,16 @@ def test_the_exactly_once_ledger_commits_the_progress_and_keeps_it() -> None:
     _, record = ledger.batch(2, transaction(600, 1))
     cursor = CommittedCursor.decode(record.value, "test").cursor
     assert cursor is not None and cursor.snapshot == AFTER_ROW
+
+
+def test_the_exactly_once_offsets_record_keeps_the_covered_filter() -> None:
+    covered = SnapshotProgress((), FilterCoverage("shop\\..*"))
+    start = CommittedCursor(LogPosition(IDENTITY, EntryPosition(BINLOG, 400), covered))
+    ledger = CursorLedger("d1", "offsets", IDENTITY, start)
+    _, record = ledger.batch(1, transaction(600, 1))
+    cursor = CommittedCursor.decode(record.value, "test").cursor
+    assert cursor is not None and cursor.position.position > 400
+    assert cursor.snapshot == covered
 
 
 def test_the_server_ack_keeps_the_progress_across_binlog_batches() -> None:
