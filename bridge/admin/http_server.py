@@ -1,6 +1,6 @@
 """The admin endpoint on ``admin.listen``: ``/metrics``, ``/healthz``, ``/readyz``, ``/status``,
-and the REST API under ``/api/`` (``bridge.admin.api``: the destinations and the operator's
-actions, ``bridge.admin.control``).
+the REST API under ``/api/`` (``bridge.admin.api``: the destinations and the operator's
+actions, ``bridge.admin.control``) and the web console at ``/ui/`` (``bridge.admin.web_console``).
 
 An aiohttp server on an asyncio loop of its own (one daemon thread), chosen over the stdlib
 ``ThreadingHTTPServer`` after measuring both with bench/admin_load.py (docs/operations.md,
@@ -47,6 +47,7 @@ from bridge.admin.periodic import Periodic
 from bridge.admin.probes import ProbeResult, Probes, ReadinessLog
 from bridge.admin.reach import CHECK_INTERVAL_S, BrokerWatch, kafka_check
 from bridge.admin.status_document import status_document
+from bridge.admin.web_console import WebConsole
 from bridge.config import AdminConfig, BridgeConfig, split_address
 
 log = logging.getLogger(__name__)
@@ -162,7 +163,7 @@ class AdminServer:
         for watcher in self._watchers:
             watcher.start()
         log.info(
-            "health and metrics on %s://%s/ (metrics, healthz, readyz, status, api%s)",
+            "health and metrics on %s://%s/ (metrics, healthz, readyz, status, api, ui%s)",
             self.scheme,
             self.listen,
             "; status and the api need the bearer token" if token is not None else "",
@@ -217,6 +218,7 @@ class AdminServer:
             "/status", requires_token(self._handler(lambda r: self.status()), details=True)
         )
         self.api.add_routes(app)
+        WebConsole().add_routes(app)
         app.on_response_prepare.append(_plain_headers)
         return app
 
@@ -279,6 +281,7 @@ def _probe(result: ProbeResult) -> tuple[int, str, bytes]:
 async def _plain_headers(request: web.Request, response: web.StreamResponse) -> None:
     response.headers["Server"] = "canal-bridge"
     response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Content-Type-Options"] = "nosniff"
 
 
 def _log_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
