@@ -314,6 +314,9 @@ class SnapshotConfig(_Model):
     chunk_size: int = Field(default=4096, ge=1, le=1_000_000)
     parallelism: int = Field(default=2, ge=1, le=64)
     max_rows_per_second: int | None = Field(default=None, ge=1)
+    # Snapshot the existing rows of tables the filter newly selects at a start (docs/
+    # snapshots.md, "Tables newly selected by the filter"); false: only their changes stream.
+    backfill: bool = True
 
 
 class MqConfig(_Model):

@@ -329,7 +329,7 @@ class Instance:
             # Record the first start as the cursor so a crash before the first ack resumes
             # here rather than at a later "current end".
             # The snapshot plan goes with it: a restart before the first ack resumes both.
-            first = LogPosition(self.identity, start, self.snapshots.plan)
+            first = LogPosition(self.identity, start, self.snapshots.cursor_progress())
             self.meta.update_cursor(mq_client(self.destination), first)
             self.meta.flush(raise_errors=True)
         self.snapshots.put_plan_marker(start)

@@ -1,11 +1,11 @@
 """The snapshots of one destination, as its instance runs them (docs/snapshots.md).
 
 What to snapshot (a fresh plan at a first start, the cursor's unfinished one at a restart, the
-tables of on-demand requests), when the reader starts (beside the binlog reader's first run,
-kept across its restarts), how its chunks reach the store between two transactions of the
-stream (``SnapshotHandoff``), and whether every snapshot row is delivered. The instance stays
-the wiring: it asks the coordinator at each start of its binlog reader and restarts the
-reader when a request needs it.
+tables a changed filter newly selects, the tables of on-demand requests), when the reader
+starts (beside the binlog reader's first run, kept across its restarts), how its chunks reach
+the store between two transactions of the stream (``SnapshotHandoff``), and whether every
+snapshot row is delivered. The instance stays the wiring: it asks the coordinator at each
+start of its binlog reader and restarts the reader when a request needs it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from bridge.parse.binlog.values import DecodeOptions
 from bridge.parse.source import open_connection
 from bridge.position import EntryPosition, LogIdentity, LogPosition, SnapshotProgress
 from bridge.sink import EntrySink
+from bridge.snapshot.backfill import backfill_plan, coverage_change, coverage_of, log_change
 from bridge.snapshot.handoff import SnapshotHandoff
-from bridge.snapshot.planner import fresh_plan
+from bridge.snapshot.planner import base_tables, fresh_plan
 from bridge.snapshot.reader import SnapshotReader
 from bridge.snapshot.requests import (
     PendingRequest,
@@ -63,6 +64,10 @@ class SnapshotCoordinator:
         self._parts = parts
         self._planned = False
         self.plan: SnapshotProgress | None = None
+        # What every plan and cursor written from now on records as covered; and whether the
+        # cursor read at the start records another (the plan marker then moves it here).
+        self._covers = coverage_of(parts.config)
+        self._covers_due = False
         self.reader: SnapshotReader | None = None
         self.handoff: SnapshotHandoff | None = None
         # On-demand requests: queued, then planned at the binlog reader's restart, then
@@ -82,16 +87,37 @@ class SnapshotCoordinator:
 
     def plan_once(self, known: LogPosition | None) -> None:
         """The snapshot to run, decided at the first start: the saved one while unfinished
-        (whatever the mode: an on-demand or ``on_purged`` snapshot resumes too), else a fresh
-        plan for a destination without a cursor, else none."""
+        (whatever the mode: an on-demand or ``on_purged`` snapshot resumes too) plus the
+        tables the filter newly selects (``bridge.snapshot.backfill``), else a fresh plan for
+        a destination without a cursor, else none. Planned once it succeeded: a source that
+        cannot be reached is asked again at the binlog reader's next attempt."""
         if self._planned:
             return
-        self._planned = True
+        config = self._parts.config
+        plan: SnapshotProgress | None = None
         if known is not None:
-            plan = known.snapshot
-            self.plan = plan if plan is not None and not plan.done else None
-        elif self._parts.config.snapshot.mode != "never":
-            self.plan = self._fresh_plan()
+            saved = known.snapshot
+            plan = saved if saved is not None and not saved.done else None
+            change = coverage_change(config, saved, self._base_tables)
+            if change is not None:
+                log_change(config, change)
+                plan = backfill_plan(config, plan, change.tables)
+                self._covers_due = True  # the plan marker moves the cursor's coverage
+        elif config.snapshot.mode != "never":
+            plan = self._fresh_plan()
+        self.plan = self._covered(plan)
+        self._planned = True
+
+    def _covered(self, plan: SnapshotProgress | None) -> SnapshotProgress | None:
+        return None if plan is None else SnapshotProgress(plan.tables, self._covers)
+
+    def cursor_progress(self) -> SnapshotProgress:
+        """What a cursor written now carries: the plan, or none covering the filter."""
+        return self.plan if self.plan is not None else SnapshotProgress((), self._covers)
+
+    def _base_tables(self) -> list[tuple[str, str]]:
+        with open_connection(self._parts.config.source) as conn:
+            return base_tables(conn)
 
     def _fresh_plan(self) -> SnapshotProgress | None:
         with open_connection(self._parts.config.source) as conn:
@@ -188,7 +214,7 @@ class SnapshotCoordinator:
             return False
         base = self.stop_reader()
         tables = sorted({table for request in taken for table in request.tables})
-        self.plan = with_tables_again(base, tables)
+        self.plan = self._covered(with_tables_again(base, tables))
         self._unmarked.extend(taken)
         log.info(
             "destination %s: snapshot requested of %s; the binlog reader restarts from the "
@@ -217,19 +243,23 @@ class SnapshotCoordinator:
         snapshot config selects replaces any other."""
         self.purged = False
         self.stop_reader()
-        self.plan = self._fresh_plan()
+        self.plan = self._covered(self._fresh_plan())
 
     def put_plan_marker(self, start: EntryPosition) -> None:
-        """Put the plan of the requests planned at this restart into the store at ``start``
-        (``bridge.snapshot.requests.plan_marker``) and tell their callers its sequence."""
+        """Put the plan of the requests planned at this restart, or of the first start's
+        coverage change, into the store at ``start`` (``bridge.snapshot.requests.plan_marker``)
+        and tell the requests' callers its sequence. Until the marker is acknowledged the
+        cursor keeps the coverage it had, so a crash before then plans the same again."""
         parts = self._parts
-        if not self._unmarked or self.plan is None:
+        if not self._covers_due and (not self._unmarked or self.plan is None):
             return
+        self._covers_due = False
+        progress = self.cursor_progress()
         if start.journal_name is None:  # a GTID start: no file position to put it at
-            parts.meta.update_cursor(parts.client, LogPosition(parts.identity, start, self.plan))
+            parts.meta.update_cursor(parts.client, LogPosition(parts.identity, start, progress))
             sequence = parts.store.ack_sequence
         else:
-            marker = plan_marker(self.plan, start, int(time.time() * 1000))
+            marker = plan_marker(progress, start, int(time.time() * 1000))
             parts.sink.put_snapshot(marker, parts.identity)
             sequence = parts.store.put_sequence
         for request in self._unmarked:

@@ -18,6 +18,7 @@ from bridge.instance import EmbeddedServer, Instance
 from bridge.meta import FileCursorStore, MemoryMetaManager, PersistentMetaManager
 from bridge.position import EntryPosition, SnapshotProgress, TableProgress
 from bridge.snapshot import coordinator as coordinator_module
+from bridge.snapshot.backfill import coverage_of
 from bridge.snapshot.handoff import SnapshotHandoff
 from bridge.snapshot.reader import SnapshotStats
 from bridge.snapshot.requests import RequestOutcome
@@ -27,6 +28,9 @@ from tests.unit.instance.test_server import CLIENT, DESTINATION, ScriptedParser,
 STREAM_ONLY = DestinationConfig.model_validate(
     {**DESTINATION.model_dump(mode="json"), "snapshot": {"mode": "never"}}
 )
+
+# A request's plan, covering the destination's filter as every plan it writes.
+PLAN = SnapshotProgress((TableProgress("db.t"),), coverage_of(STREAM_ONLY))
 
 SCRIPT = transaction(1, 2, 4) + transaction(2, 3, 404) + transaction(3, 1, 904)
 END = 1204  # where the script's last transaction ends
@@ -145,12 +149,12 @@ def test_a_request_restarts_the_stream_where_it_was_and_its_plan_reaches_the_cur
     assert parsers.built[1].starts[0].position == END
     # The snapshot reader got the plan; the acked cursor carries it, at the same position.
     (reader,) = FakeReader.started
-    assert reader.handoff.progress == SnapshotProgress((TableProgress("db.t"),))
+    assert reader.handoff.progress == PLAN
     cursor = persistent(tmp_path)
     cursor.start()
     saved = cursor.get_cursor(CLIENT)
     assert saved is not None and saved.position.position == END
-    assert saved.snapshot == SnapshotProgress((TableProgress("db.t"),))
+    assert saved.snapshot == PLAN
 
 
 def test_a_restart_after_the_request_resumes_its_snapshot_even_with_mode_never(
@@ -172,7 +176,7 @@ def test_a_restart_after_the_request_resumes_its_snapshot_even_with_mode_never(
             if FakeReader.started or started.wait(0.05):
                 break
         (reader,) = FakeReader.started
-        assert reader.handoff.progress == SnapshotProgress((TableProgress("db.t"),))
+        assert reader.handoff.progress == PLAN
     finally:
         server.stop_all()
 
@@ -187,4 +191,4 @@ def test_without_acks_the_request_is_not_reported_persisted_nor_in_the_cursor(
     finally:
         server.stop_all()
     assert outcome == RequestOutcome(("db.t",), persisted=False)
-    assert cursor is None or cursor.snapshot is None
+    assert cursor is None or cursor.snapshot is None or not cursor.snapshot.tables

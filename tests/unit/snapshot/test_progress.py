@@ -23,6 +23,7 @@ from bridge.position import (
     is_ack_point,
     resume_position_after,
 )
+from bridge.snapshot.backfill import coverage_of
 from bridge.store import MemoryEventStore
 from tests.unit.instance.test_server import DESTINATION, ScriptedParser, serve
 from tests.unit.instance.test_server import transaction as server_transaction
@@ -188,13 +189,15 @@ def test_the_server_ack_keeps_the_progress_across_binlog_batches() -> None:
     client = mq_client(DESTINATION.name)
     meta.subscribe(client)
     identity = LogIdentity(DESTINATION.source.address, DESTINATION.source.slave_id)
-    meta.update_cursor(client, LogPosition(identity, EntryPosition("binlog.000001", 4), PLAN))
+    # Covering the destination's filter: a start then plans nor puts anything more.
+    plan = SnapshotProgress(PLAN.tables, coverage_of(DESTINATION))
+    meta.update_cursor(client, LogPosition(identity, EntryPosition("binlog.000001", 4), plan))
     server = serve(ScriptedParser(server_transaction(1, 2, 4)), meta)
     try:
         batch = server.get_without_ack(client, 10, 2.0)
         server.ack(client, batch.batch_id)
         cursor = meta.get_cursor(client)
         assert cursor is not None and cursor.position.position == 404
-        assert cursor.snapshot == PLAN
+        assert cursor.snapshot == plan
     finally:
         server.stop_all()
