@@ -34,11 +34,14 @@ class StoreUsage:
 @dataclass(frozen=True, slots=True)
 class SnapshotUsage:
     """How far the destination's snapshot (docs/snapshots.md) has come: rows put into the
-    store, tables done (read, skipped or dropped) of the plan's tables."""
+    store, tables done (read, skipped or dropped) of the plan's tables, and how many of those
+    the filter newly selected at the destination's start (docs/snapshots.md, "Tables newly
+    selected by the filter")."""
 
     rows: int
     tables_done: int
     tables_total: int
+    tables_backfilled: int = 0
 
 
 @dataclass(frozen=True, slots=True)

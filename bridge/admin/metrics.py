@@ -134,6 +134,10 @@ def _snapshot_families(snapshots: list[DestinationSnapshot]) -> Iterator[Metric]
         "snapshot_tables_done", "Tables of the snapshot done (read, skipped or dropped)."
     )
     total = _family_gauge("snapshot_tables_total", "Tables the snapshot plan holds.")
+    backfilled = _family_gauge(
+        "snapshot_tables_backfilled",
+        "Tables of the plan the filter newly selected at the destination's start.",
+    )
     for s in snapshots:
         if s.snapshot is None:
             continue
@@ -141,7 +145,8 @@ def _snapshot_families(snapshots: list[DestinationSnapshot]) -> Iterator[Metric]
         rows.add_metric(labels, s.snapshot.rows)
         done.add_metric(labels, s.snapshot.tables_done)
         total.add_metric(labels, s.snapshot.tables_total)
-    yield from (rows, done, total)
+        backfilled.add_metric(labels, s.snapshot.tables_backfilled)
+    yield from (rows, done, total, backfilled)
 
 
 def _schema_families(snapshots: list[DestinationSnapshot]) -> Iterator[Metric]:

@@ -156,7 +156,9 @@ def _snapshot_usage(instance: Instance) -> SnapshotUsage | None:
     if reader is None:
         return None
     stats = reader.stats
-    return SnapshotUsage(stats.rows, stats.tables_done, stats.tables_total)
+    return SnapshotUsage(
+        stats.rows, stats.tables_done, stats.tables_total, instance.snapshots.backfilled
+    )
 
 
 def _schema_usage(instance: Instance) -> SchemaUsage | None:

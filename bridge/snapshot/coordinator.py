@@ -68,6 +68,7 @@ class SnapshotCoordinator:
         # cursor read at the start records another (the plan marker then moves it here).
         self._covers = coverage_of(parts.config)
         self._covers_due = False
+        self.backfilled = 0  # tables the filter newly selected, planned at the first start
         self.reader: SnapshotReader | None = None
         self.handoff: SnapshotHandoff | None = None
         # On-demand requests: queued, then planned at the binlog reader's restart, then
@@ -102,6 +103,7 @@ class SnapshotCoordinator:
             if change is not None:
                 log_change(config, change)
                 plan = backfill_plan(config, plan, change.tables)
+                self.backfilled = len(change.tables)
                 self._covers_due = True  # the plan marker moves the cursor's coverage
         elif config.snapshot.mode != "never":
             plan = self._fresh_plan()

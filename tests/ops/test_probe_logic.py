@@ -263,19 +263,22 @@ def test_a_source_the_reader_retries_makes_it_source_unreachable_logged_once(
 
 def test_collector_exports_the_snapshot_progress_of_destinations_that_have_one() -> None:
     with_snapshot = replace(
-        RUNNING, destination="a", snapshot=SnapshotUsage(rows=4200, tables_done=1, tables_total=3)
+        RUNNING,
+        destination="a",
+        snapshot=SnapshotUsage(rows=4200, tables_done=1, tables_total=3, tables_backfilled=2),
     )
     without = replace(RUNNING, destination="b")
     families = {f.name: f for f in BridgeCollector(FakeObserved(with_snapshot, without)).collect()}
     assert families["canal_bridge_snapshot_rows"].type == "counter"
     exported = {
         name: [(s.labels, s.value) for s in families[f"canal_bridge_snapshot_{name}"].samples]
-        for name in ("rows", "tables_done", "tables_total")
+        for name in ("rows", "tables_done", "tables_total", "tables_backfilled")
     }
     assert exported == {
         "rows": [({"destination": "a"}, 4200)],
         "tables_done": [({"destination": "a"}, 1)],
         "tables_total": [({"destination": "a"}, 3)],
+        "tables_backfilled": [({"destination": "a"}, 2)],
     }
     document = orjson.loads(status_document([with_snapshot, without], []))
     assert [d["snapshot"] for d in document["destinations"]] == [

@@ -83,9 +83,10 @@ def write_cursor(tmp_path: Path, snapshot: SnapshotProgress | None) -> None:
     meta.stop()
 
 
-def run_until_acked(tmp_path: Path, config: DestinationConfig, *, ack: bool) -> None:
+def run_until_acked(tmp_path: Path, config: DestinationConfig, *, ack: bool) -> int:
     """Serve ``config`` from the saved cursor; get (and ack, if ``ack``) until the script's
-    end is read, then stop as a crash would: whatever was not acked is not in the cursor."""
+    end is read, then stop as a crash would: whatever was not acked is not in the cursor.
+    Returns how many tables the start backfilled (what the metrics export)."""
     server = serve(ScriptedParser(list(SCRIPT)), meta_at(tmp_path), config)
     try:
         seen: list[Entry] = []
@@ -98,8 +99,10 @@ def run_until_acked(tmp_path: Path, config: DestinationConfig, *, ack: bool) -> 
             if seen and seen[-1].header.logfile_offset + seen[-1].header.event_length == END:
                 break
             stop.wait(0.01)
+        backfilled = server.instance(config.name).snapshots.backfilled
     finally:
         server.stop_all()
+    return backfilled
 
 
 def test_a_widened_filter_plans_its_new_tables_and_the_ack_moves_the_coverage(
@@ -108,7 +111,7 @@ def test_a_widened_filter_plans_its_new_tables_and_the_ack_moves_the_coverage(
     write_cursor(tmp_path, SnapshotProgress((), OLD))
     config = widened()
     with caplog.at_level(logging.INFO, "bridge.snapshot.backfill"):
-        run_until_acked(tmp_path, config, ack=True)
+        assert run_until_acked(tmp_path, config, ack=True) == 1
     plan = SnapshotProgress((TableProgress("db.b"),), coverage_of(config))
     (reader,) = FakeReader.started
     assert reader.handoff.progress == plan  # db.a, db.t: covered, never read again
@@ -135,7 +138,7 @@ def test_the_same_filter_reads_nothing_and_lists_no_table(
 ) -> None:
     config = widened("db\\.a,db\\.t")
     write_cursor(tmp_path, SnapshotProgress((), coverage_of(config)))
-    run_until_acked(tmp_path, config, ack=True)
+    assert run_until_acked(tmp_path, config, ack=True) == 0
     assert FakeReader.started == []
     assert no_source == []
     cursor = saved_cursor(tmp_path)
