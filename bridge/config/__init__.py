@@ -8,7 +8,7 @@ but ``bridge.exceptions``, so every layer can read it.
 
 from bridge.config.changes import ConfigChange, config_change
 from bridge.config.fields import ProducerValue, split_address
-from bridge.config.loading import InvalidConfig, load_config, parse_config
+from bridge.config.loading import InvalidConfig, config_from_text, load_config, parse_config
 from bridge.config.models import (
     DEFAULT_MAX_RECORD_BYTES,
     AdminConfig,
@@ -53,6 +53,7 @@ __all__ = [
     "StoreConfig",
     "ZooKeeperConfig",
     "config_change",
+    "config_from_text",
     "load_config",
     "parse_config",
     "split_address",

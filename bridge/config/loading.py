@@ -62,20 +62,28 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> B
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the file: {exc}") from None
+    return config_from_text(text, source=str(path), environ=environ)
+
+
+def config_from_text(
+    text: str, *, source: str = "<config>", environ: Mapping[str, str] | None = None
+) -> BridgeConfig:
+    """Steps 1 to 4 for the text of a destinations.yaml: what ``load_config`` reads from a
+    file, and what a running bridge is given to reload (``source`` names it in errors)."""
     try:
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         # Positions only: the line itself is not quoted, it may hold a secret.
         mark, context, start = exc.problem_mark, exc.context, exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         if context and start:
             context = f" {context} started at line {start.line + 1}, column {start.column + 1}"
         raise ConfigError(
             f"{where}: YAML syntax error: {exc.problem}{context or ''}; fix the file"
         ) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: YAML syntax error: {type(exc).__name__}") from None
-    return parse_config(data, source=str(path), environ=environ)
+        raise ConfigError(f"{source}: YAML syntax error: {type(exc).__name__}") from None
+    return parse_config(data, source=source, environ=environ)
 
 
 def parse_config(
