@@ -18,6 +18,11 @@ connection change and ``tick_s``:
 4. Balance: a process running more than its share for ``balance_delay_s`` gives one
    destination up (stopped gracefully, cursor flushed, node deleted) for a standby to take.
 
+The destination set follows the configuration (``set_destinations``, between rounds): a
+removed destination is given up gracefully and unregistered; an added one is registered
+and raced for; the share follows the new count, so every process applying the same file
+converges on a balanced cluster.
+
 Starting a destination means granting the fence, then starting instance and worker; losing
 it means revoking the fence first, then stopping them (their final cursor write is refused).
 A graceful give-up stops them while still owning, so the cursor is written, then deletes the
@@ -94,6 +99,7 @@ class Election:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._round_lock = threading.Lock()  # a set change waits for the round to end
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -129,6 +135,25 @@ class Election:
     def wake(self) -> None:
         self._wake.set()
 
+    def set_destinations(self, destinations: Sequence[str]) -> None:
+        """Race for ``destinations`` from now on: each one left out is given up gracefully
+        (stopped with its cursor written, running node deleted) and unregistered; each new
+        one is registered and raced for from the next round, which comes at once."""
+        new = tuple(destinations)
+        with self._round_lock:
+            removed = [d for d in self.destinations if d not in new]
+            added = [d for d in new if d not in self.destinations]
+            for destination in removed:
+                if destination in self.active():
+                    self._give_up(destination, "removed from the configuration")
+                for pending in (self._free_since, self._not_before, self.failures):
+                    pending.pop(destination, None)
+            self.destinations = new
+            self.registration.set_destinations(new)
+            for destination in added:
+                self._set_role(destination, "standby")
+        self._wake.set()
+
     # -- the loop ----------------------------------------------------------------------------
 
     def _on_state(self, state: str) -> None:
@@ -149,7 +174,8 @@ class Election:
         while not self._stopping.is_set():
             wait_s = self.tick_s
             try:
-                self._round()
+                with self._round_lock:
+                    self._round()
                 retry.reset()
             except Exception as exc:
                 wait_s = retry.next()

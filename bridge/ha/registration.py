@@ -58,10 +58,20 @@ class Registration:
         self._session = session
         self._layout = layout
         self.address = address
-        self._paths = [layout.cluster_node(address)] + [
-            layout.destination_cluster_node(d, address) for d in destinations
-        ]
+        self._paths = self._paths_of(destinations)
         self._warned: set[str] = set()
+
+    def _paths_of(self, destinations: Sequence[str]) -> list[str]:
+        return [self._layout.cluster_node(self.address)] + [
+            self._layout.destination_cluster_node(d, self.address) for d in destinations
+        ]
+
+    def set_destinations(self, destinations: Sequence[str]) -> None:
+        """Register for ``destinations`` from now on: the nodes of those left out are deleted
+        at once; those of new ones are created by the next ``ensure``."""
+        paths = self._paths_of(destinations)
+        self._delete([path for path in self._paths if path not in paths])
+        self._paths = paths
 
     def ensure(self) -> None:
         """Create the missing nodes; raises ``CoordinatorUnavailable`` if ZooKeeper fails."""
@@ -92,8 +102,11 @@ class Registration:
 
     def remove(self) -> None:
         """Delete our nodes (best effort; closing the session removes them anyway)."""
+        self._delete(self._paths)
+
+    def _delete(self, paths: Sequence[str]) -> None:
         client = self._session.client
-        for path in self._paths:
+        for path in paths:
             try:
                 _, stat = client.get(path)
                 if stat.ephemeralOwner == self._session.session_id:

@@ -92,3 +92,35 @@ def test_a_failed_destination_is_given_up_for_another_process(
     eventually(lambda: "d1" in b.host.running, 10, "b takes the failed destination")
     assert "d1" not in a.host.running
     assert isinstance(a.election.failures["d1"], RuntimeError)
+
+
+def test_a_changed_destination_set_is_raced_for_given_up_and_rebalanced(
+    members: Callable[..., Member], layout: ZkLayout
+) -> None:
+    a = members("10.0.0.1:1", ["d1", "d2"])
+    eventually(lambda: a.host.running == {"d1", "d2"}, 10, "a runs both")
+    b = members("10.0.0.1:2", ["d1", "d2"])
+    eventually(lambda: len(b.host.running) == 1, 15, "b takes its share of one")
+    for member in (a, b):  # every process applies the same file
+        member.election.set_destinations(["d1", "d2", "d3", "d4"])
+    eventually(
+        lambda: len(a.host.running) == 2 and len(b.host.running) == 2, 15, "two each of four"
+    )
+    for member in (a, b):
+        member.election.set_destinations(["d3", "d4"])
+    eventually(
+        lambda: (
+            a.host.running | b.host.running == {"d3", "d4"}
+            and len(a.host.running) == len(b.host.running) == 1
+        ),
+        15,
+        "the removed ones stopped, one each of the two left",
+    )
+    client = a.session.client
+    for removed in ("d1", "d2"):
+        assert client.exists(layout.running(removed)) is None  # given up: no running node
+        assert client.get_children(layout.destination_cluster(removed)) == []  # unregistered
+    assert sorted(client.get_children(layout.destination_cluster("d3"))) == [
+        "10.0.0.1:1",
+        "10.0.0.1:2",
+    ]
