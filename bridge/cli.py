@@ -66,13 +66,14 @@ def run(
     config: ConfigOption,
     log_format: Annotated[str, typer.Option(help="plain or json")] = "plain",
 ) -> None:
-    """Run one MQ worker per destination until SIGINT/SIGTERM."""
+    """Run one MQ worker per destination until SIGINT/SIGTERM; a change to the file (or
+    SIGHUP) is applied while running."""
     from bridge.runner import run_until_signalled
 
     loaded = _load(config)
     _setup_logging(log_format)
     try:
-        code = run_until_signalled(loaded)
+        code = run_until_signalled(loaded, config)
     except BridgeError as exc:
         logging.getLogger("bridge").error("%s", exc)
         raise typer.Exit(1) from None

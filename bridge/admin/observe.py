@@ -51,6 +51,11 @@ class RunnerView(Protocol):
         """Paused destinations and their stored cursor."""
         ...
 
+    @property
+    def start_errors(self) -> Mapping[str, BaseException]:
+        """Destinations that failed to start (after a configuration change), and why."""
+        ...
+
 
 class RunnerObserver:
     def __init__(
@@ -76,14 +81,7 @@ class RunnerObserver:
         instance = self._instance(name)
         worker = self._runner.workers.get(name)
         if instance is None:
-            paused = role != "standby" and name in self._runner.paused
-            state: DestinationState = (
-                "standby" if role == "standby" else "paused" if paused else "starting"
-            )
-            cursor = self._runner.paused.get(name) if paused else None
-            return DestinationSnapshot(
-                name, role, state, cursor=cursor, stale_after_s=stale_after_s
-            )
+            return self._not_started(name, role, stale_after_s)
         progress = worker.progress() if worker is not None else None
         now_ms = int(self._wall_clock() * 1000)
         return DestinationSnapshot(
@@ -102,6 +100,23 @@ class RunnerObserver:
             schema=_schema_usage(instance),
             error=_error(instance, worker),
         )
+
+    def _not_started(self, name: str, role: Role, stale_after_s: float) -> DestinationSnapshot:
+        """A destination without an instance here: standing by, paused (with its stored
+        cursor), failed to start, or about to start."""
+        error = self._runner.start_errors.get(name)
+        if role == "standby":
+            return DestinationSnapshot(name, role, "standby", stale_after_s=stale_after_s)
+        if name in self._runner.paused:
+            cursor = self._runner.paused[name]
+            return DestinationSnapshot(
+                name, role, "paused", cursor=cursor, stale_after_s=stale_after_s
+            )
+        if error is not None:
+            return DestinationSnapshot(
+                name, role, "failed", stale_after_s=stale_after_s, error=_one_line(error)
+            )
+        return DestinationSnapshot(name, role, "starting", stale_after_s=stale_after_s)
 
     def _instance(self, name: str) -> Instance | None:
         try:
@@ -135,8 +150,10 @@ def _state(
 def _error(instance: Instance, worker: MqWorker | None) -> str | None:
     """What stopped the destination, on one line (a message may list problems below it)."""
     error = instance.failure or (worker.error if worker is not None else None)
-    if error is None:
-        return None
+    return None if error is None else _one_line(error)
+
+
+def _one_line(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     return "; ".join(lines) or type(error).__name__
 

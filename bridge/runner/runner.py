@@ -23,10 +23,11 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bridge.admin import AdminServer, RunnerObserver, set_ha_role
-from bridge.config import BridgeConfig, DestinationConfig
+from bridge.admin import HA_ROLES, AdminServer, RunnerObserver, set_ha_role
+from bridge.config import BridgeConfig, ConfigChange, DestinationConfig
 from bridge.exceptions import ActionRefused
 from bridge.instance import (
     DestinationElsewhere,
@@ -43,6 +44,7 @@ from bridge.mq.senders import sender_factory
 from bridge.mq.worker import MqWorker, build_worker
 from bridge.position import EntryPosition, LogIdentity, LogPosition
 from bridge.runner.cursor_target import parse_target, resolve_target
+from bridge.runner.reload import LiveConfig
 from bridge.schema.store import history_store
 from bridge.snapshot.requests import RequestOutcome
 
@@ -93,7 +95,9 @@ def parser_placement(destination: DestinationConfig, destinations: int) -> Desti
 
 
 class Runner:
-    def __init__(self, config: BridgeConfig) -> None:
+    def __init__(self, config: BridgeConfig, path: Path | None = None) -> None:
+        """``path``: the file ``config`` was read from, which ``apply_config`` rewrites and
+        ``canal-bridge run`` watches (``live.poll``)."""
         self.config = config
         self.server = EmbeddedServer()
         self.senders = sender_factory(config)
@@ -102,9 +106,12 @@ class Runner:
         self.ha: HaNode | None = None
         # Paused destinations and their stored cursor (None: none stored yet).
         self.paused: dict[str, EntryPosition | None] = {}
+        # Destinations that failed to start after a configuration change, and why.
+        self.start_errors: dict[str, BaseException] = {}
         # Serialises the actions that start and stop destinations (admin threads, the main
         # loop, the HA election's thread).
         self._lock = threading.RLock()
+        self.live = LiveConfig(self, path)
 
     def start(self) -> None:
         self.start_admin()
@@ -130,6 +137,7 @@ class Runner:
     def start_destination(self, name: str) -> None:
         with self._lock:
             self.paused.pop(name, None)
+            self.start_errors.pop(name, None)
             self._start_destination(self.config.destination(name))
 
     def _start_destination(self, destination: DestinationConfig) -> None:
@@ -271,6 +279,69 @@ class Runner:
                 "mode: this process no longer owns the destination); ask the process that does"
             )
 
+    # -- the configuration, changed while running ----------------------------------------------
+
+    def check_config(self, text: str) -> ConfigChange:
+        """What applying ``text`` would change; nothing is applied."""
+        return self.live.check(text)[1]
+
+    def apply_config(self, text: str) -> ConfigChange:
+        """Validate ``text``, write it to the configuration file, and apply it."""
+        return self.live.apply(text)
+
+    def apply_change(self, new: BridgeConfig, change: ConfigChange) -> None:
+        """Run ``new``: stop the removed destinations and the changed ones (each as a
+        shutdown would, cursor flushed), then start the changed ones from their cursor and
+        the added ones; the unchanged ones are not touched. A changed destination that is
+        paused takes its new configuration when resumed. One that fails to start is
+        reported as failed (``start_errors``); the others run on."""
+        if self.ha is not None:
+            self._apply_in_ha(new, change)
+            return
+        with self._lock:
+            for name in (*change.removed, *change.changed):
+                self.stop_destination(name)
+                self.start_errors.pop(name, None)
+                log.info("destination %s stopped: %s", name, _why(name, change))
+            for name in change.removed:
+                self.paused.pop(name, None)
+            self.config = new
+            for name in (*change.changed, *change.added):
+                if name not in self.paused:
+                    self._start_reported(name)
+
+    def _apply_in_ha(self, new: BridgeConfig, change: ConfigChange) -> None:
+        """The removed destinations are given up (cursor written, running node deleted) and
+        unregistered; the changed ones this process runs restart here; the added ones are
+        registered and raced for. The election is told outside the runner's lock: its round
+        starts and stops destinations through this runner."""
+        assert self.ha is not None
+        election = self.ha.election
+        removed = set(change.removed)
+        election.set_destinations([n for n in election.destinations if n not in removed])
+        with self._lock:
+            here = [name for name in change.changed if name in election.active()]
+            for name in here:
+                self.stop_destination(name)
+                log.info("destination %s stopped: %s", name, _why(name, change))
+            for name in change.removed:
+                self.paused.pop(name, None)
+                self.start_errors.pop(name, None)
+            self.config = new
+            for name in here:
+                if name not in self.paused:
+                    self._start_reported(name)
+        election.set_destinations([d.name for d in new.destinations])
+        for name in change.removed:
+            HA_ROLES.clear(name)
+
+    def _start_reported(self, name: str) -> None:
+        try:
+            self.start_destination(name)
+        except Exception as exc:
+            self.start_errors[name] = exc
+            log.error("destination %s: could not start: %s", name, exc)
+
     def request_snapshot(
         self, destination: str, tables: Sequence[str], timeout_s: float = 5.0
     ) -> RequestOutcome:
@@ -293,6 +364,10 @@ class Runner:
         in HA mode, where the election starts and stops destinations (``start`` says so)."""
         if self.ha is not None:
             return
+        with self._lock:
+            self._retire_finished()
+
+    def _retire_finished(self) -> None:
         for name in list(self.workers):
             if self.config.destination(name).snapshot.mode != "initial_only":
                 continue
@@ -309,11 +384,11 @@ class Runner:
 
     def destination_ended(self, name: str) -> bool:
         worker = self.workers.get(name)
-        return worker is not None and worker.join(0)
+        return name in self.start_errors or (worker is not None and worker.join(0))
 
     def destination_error(self, name: str) -> BaseException | None:
         worker = self.workers.get(name)
-        return None if worker is None else worker.error
+        return self.start_errors.get(name) or (None if worker is None else worker.error)
 
     def alive(self) -> bool:
         """Something runs, or waits to be resumed."""
@@ -323,6 +398,7 @@ class Runner:
 
     def failed(self) -> list[str]:
         failed = [name for name, worker in self.workers.items() if worker.error is not None]
+        failed += [name for name in self.start_errors if name not in failed]
         if self.ha is not None:
             failed += [name for name in self.ha.election.failures if name not in failed]
         return failed
@@ -369,3 +445,9 @@ def _at(position: EntryPosition | None) -> str:
     if position.journal_name is not None:
         return f"{position.journal_name}:{position.position}"
     return f"GTID {position.gtid}"
+
+
+def _why(name: str, change: ConfigChange) -> str:
+    if name in change.removed:
+        return "removed from the configuration"
+    return "its configuration changed; it restarts from its cursor"
