@@ -71,7 +71,6 @@
   // --- polling ------------------------------------------------------------------------------
 
   let timer = null;
-  let readRefused = false; // the message shows why reading failed: clear it once it works
 
   async function poll() {
     clearTimeout(timer);
@@ -80,17 +79,20 @@
       if (answer.status === 200) {
         destinations = answer.document.destinations;
         render();
-        $("updated").textContent = "updated " + new Date().toLocaleTimeString();
-        if (readRefused) say("");
-        readRefused = false;
+        updated("updated " + new Date().toLocaleTimeString(), false);
       } else {
-        say(refusal(answer), true);
-        readRefused = true;
+        updated("not updated: " + refusal(answer), true);
       }
     } catch (error) {
-      $("updated").textContent = "no answer from canal-bridge: retrying";
+      updated("no answer from canal-bridge: retrying", true);
     }
     timer = setTimeout(poll, POLL_MS);
+  }
+
+  function updated(text, isError) {
+    const line = $("updated");
+    line.textContent = text;
+    line.className = isError ? "error" : "";
   }
 
   // --- the table ----------------------------------------------------------------------------
@@ -109,13 +111,15 @@
     cells.progress = document.createElement("progress");
     cells.progress.max = 100;
     cells.percent = document.createElement("span");
-    cells.snapshot.append(cells.progress, cells.percent);
+    cells.tables = document.createElement("div");
+    cells.tables.className = "detail";
+    cells.snapshot.append(cells.progress, cells.percent, cells.tables);
     const actions = document.createElement("td");
     actions.className = "actions";
     for (const action of ["pause", "resume", "snapshot", "cursor"]) {
       const button = document.createElement("button");
       button.type = "button";
-      button.textContent = action === "cursor" ? "Move cursor" : capitalize(action);
+      button.textContent = action === "cursor" ? "Cursor…" : capitalize(action);
       button.dataset.action = action;
       button.dataset.destination = name;
       actions.append(button);
@@ -145,13 +149,14 @@
     if (snapshot) {
       const percent = snapshot.percent === null ? 0 : snapshot.percent;
       c.progress.value = percent;
+      setText(c.percent, " " + percent + " %");
       setText(
-        c.percent,
-        " " + percent + " % (" + snapshot.tables_done + "/" + snapshot.tables_total +
-          " tables, " + snapshot.rows + " rows)"
+        c.tables,
+        snapshot.tables_done + "/" + snapshot.tables_total + " tables, " + snapshot.rows + " rows"
       );
     } else {
       setText(c.percent, "–");
+      setText(c.tables, "");
     }
     setText(c.error, d.error || "");
   }
@@ -240,7 +245,8 @@
       answer = await call("PUT", path + "cursor", JSON.stringify(cursorTarget(typed.trim())));
     }
     if (answer.status < 300) {
-      say(capitalize(action) + " of " + name + ": done.");
+      const tables = answer.document.tables;
+      say(capitalize(action) + " of " + name + (tables ? ": planned " + tables.join(", ") : ": done."));
     } else {
       say(capitalize(action) + " of " + name + " refused: " + refusal(answer), true);
     }
