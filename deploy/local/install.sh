@@ -6,8 +6,9 @@
 #         (native/, Rust + PyO3) when cargo is on the machine;
 #   test  everything (deploy/local/test.sh, the default): the above, plus a Debian sid root
 #         file system with MySQL 9.x (debootstrap, into var/cache/sid-rootfs), buildah (the
-#         container image), the virtualenv's spark, test and dev extras, and promtool (the
-#         alerting rules' checker, built with Go into var/cache/go/bin) when Go is.
+#         container image), chromium (the web console's browser tests, driven by Playwright),
+#         the virtualenv's spark, test and dev extras, and promtool (the alerting rules'
+#         checker, built with Go into var/cache/go/bin) when Go is.
 # Usage: deploy/local/install.sh [run|test]
 #        deploy/local/install.sh [system|tools|kafka|mysql|python|python-run|native|promtool]...
 source "$(dirname "$0")/lib.sh"
@@ -26,11 +27,13 @@ install_system() {
     || die "Java 17 or newer is required (found '${java_major:-none}'): apt-get install openjdk-17-jre-headless"
 }
 
-# What testing needs besides: debootstrap (the MySQL root file system) and buildah (the image).
+# What testing needs besides: debootstrap (the MySQL root file system), buildah (the image)
+# and chromium (tests/browser; Playwright drives Debian's build, never downloads its own).
 install_tools() {
   local missing=()
   command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
   command -v buildah >/dev/null || missing+=(buildah)  # the container image (deploy/docker)
+  [ -x /usr/bin/chromium ] || missing+=(chromium)  # the web console's browser tests
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 

@@ -54,6 +54,9 @@ fi
 if [ -x "$CACHE_DIR/go/bin/promtool" ]; then
   export CANAL_BRIDGE_REQUIRE_PROMTOOL=1  # the alerting rules' promtool check and tests
 fi
+# install.sh put chromium here and Playwright in the virtualenv: the web console's browser
+# tests (tests/browser) must run, not skip.
+export CANAL_BRIDGE_REQUIRE_BROWSER=1
 # install.sh put Java 17 and Maven here: the real consumers (tests/interop: canal's client,
 # Flink's canal-json) are built from Maven Central into var/cache and must run, not skip.
 export CANAL_BRIDGE_REQUIRE_JAVA_INTEROP=1
