@@ -1,6 +1,7 @@
 """The web console in a real browser against a real ``canal-bridge run`` (MariaDB, Kafka): the
 page follows writes within 2 s, pauses and resumes with nothing lost, shows a snapshot to
-100 %, shows hostile names and errors as text, and says so when an action lacks the token.
+100 %, shows a destination added to the configuration file and the problems of a bad one,
+shows hostile names and errors as text, and says so when an action lacks the token.
 
 One bridge process and one browser for the module; each test continues from the state the
 one before left (they run in file order). With CANAL_BRIDGE_SCREENSHOT set, the page with data
@@ -40,6 +41,7 @@ class Console:
     schema: str
     topic: str
     destination: str
+    config: Path
     bridge: BridgeProcess
     page: Page
     dialogs: Dialogs
@@ -122,7 +124,9 @@ def console(
         page, dialogs = open_page(browser, f"http://{listen}/ui")
         page.fill("#token", token)
         page.click("#token-form button[type=submit]")
-        found = Console(mysql, kafka_bootstrap, schema, topic, destination, bridge, page, dialogs)
+        found = Console(
+            mysql, kafka_bootstrap, schema, topic, destination, path, bridge, page, dialogs
+        )
         found.until(lambda: found.text("state") == "running", 10, "the destination's row")
         yield found
     finally:
@@ -186,6 +190,33 @@ def test_hostile_names_and_errors_show_as_text_and_run_nothing(console: Console)
     assert page.locator("script").count() == 1  # console.js only
     assert page.locator("#message *, td img").count() == 0
     assert console.dialogs.of_type("alert") == []
+
+
+def test_a_destination_added_to_the_file_appears_and_a_bad_file_is_refused_on_the_page(
+    console: Console,
+) -> None:
+    config = yaml.safe_load(console.config.read_text())
+    added = dict(config["destinations"][0], name=f"{console.destination}-added")
+    added["source"] = dict(added["source"], slave_id=added["source"]["slave_id"] + 1)
+    config["destinations"].append(added)
+    console.config.write_text(yaml.safe_dump(config))
+    page = console.page
+    console.until(
+        lambda: cell(page, added["name"], "state").all_text_contents() == ["running"],
+        15,
+        "the added destination running on the page",
+    )
+    assert console.text("state") == "running"
+    # A bad file pasted into the page is refused with its problems; nothing changes.
+    config["destinations"][1]["mq"]["colour"] = "red"
+    page.fill("#config-text", yaml.safe_dump(config))
+    page.click("#config-validate")
+    console.until(
+        lambda: "mq.colour: unknown key" in (page.text_content("#config-result") or ""),
+        5,
+        "the problem shown",
+    )
+    assert page.locator("#destinations tbody tr").count() == 2
 
 
 def test_an_action_without_the_token_is_refused_and_the_page_says_so(console: Console) -> None:
