@@ -151,6 +151,12 @@ class StartPositionFinder:
         the scan rather than read the file to its end."""
         return closing(transaction_starts(self._source, self._facts, journal_name))
 
+    def first_transaction_ms(self, journal_name: str) -> int | None:
+        """When the file's first transaction started (ms), None for a file without one: how
+        far back the source's binlog reaches, for a search by time."""
+        first = self._first_start(journal_name)
+        return None if first is None else first.timestamp_s * 1000
+
     def _first_start(self, journal_name: str) -> TransactionStart | None:
         with self._starts(journal_name) as starts:
             return next((s for s in starts if not s.end_of_file), None)

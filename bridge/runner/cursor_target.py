@@ -77,23 +77,48 @@ def _looks_like_uuid(name: str) -> bool:
 
 def resolve_target(destination: DestinationConfig, start: StartConfig) -> EntryPosition:
     """The binlog position ``start`` names on the destination's source; ``ActionRefused``
-    when its file is not listed by SHOW BINARY LOGS (purged, or never there) or the position
-    is past the file's end. A position inside a transaction moves back to its start, a
-    timestamp to the first transaction at or after it (the binlog end if none is)."""
+    when its file is not listed by SHOW BINARY LOGS (purged, or never there), the position
+    is past the file's end, or the time is before the oldest binlog. A position inside a
+    transaction moves back to its start, a timestamp to the first transaction at or after
+    it (the binlog end if none is). A GTID set is refused: a cursor holding only a GTID
+    cannot be matched with the schema history, which is kept by file position."""
+    if start.gtid is not None:
+        raise ActionRefused(
+            f"destination {destination.name}: a GTID set names no binlog position, and the "
+            "destination's schema history is kept by position: give the file:position where "
+            "the transaction after it starts (SHOW BINLOG EVENTS shows it)"
+        )
     source = destination.source
+    with open_connection(source) as conn:
+        files = dict(binary_logs(conn))
     if start.journal_name is not None and start.position is not None:
-        with open_connection(source) as conn:
-            files = dict(binary_logs(conn))
         check_listed(destination.name, start.journal_name, start.position, files)
     finder = StartPositionFinder(source, preflight(source, destination.timestamp_time_zone), start)
+    if start.timestamp is not None and files:
+        oldest = min(files)
+        check_reached(
+            destination.name, start.timestamp, oldest, finder.first_transaction_ms(oldest)
+        )
     try:
         return finder.find(None)
     except BinlogPurged as exc:  # purged between the check and the search
         raise ActionRefused(f"destination {destination.name}: {exc}") from None
 
 
+def check_reached(name: str, timestamp_ms: int, oldest: str, first_ms: int | None) -> None:
+    """Refuse a time before the oldest binlog the source keeps: what came between is purged."""
+    if first_ms is not None and first_ms > timestamp_ms:
+        first = dt.datetime.fromtimestamp(first_ms / 1000, dt.UTC).isoformat()
+        raise ActionRefused(
+            f"destination {name}: the source's oldest binlog {oldest} begins at {first}, after "
+            f"the time asked: what came before was purged; choose a later time, or {oldest}:4 "
+            "to start at the oldest change the source keeps"
+        )
+
+
 def check_listed(name: str, journal_name: str, position: int, files: dict[str, int]) -> None:
-    listed = f"SHOW BINARY LOGS lists {min(files)} to {max(files)}" if files else "none listed"
+    names = list(files)
+    listed = f"SHOW BINARY LOGS lists {names[0]} to {names[-1]}" if names else "none listed"
     if journal_name not in files:
         raise ActionRefused(
             f"destination {name}: binlog file {journal_name} is not on the source ({listed}); "

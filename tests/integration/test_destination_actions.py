@@ -106,6 +106,8 @@ def test_pause_resume_and_moving_the_cursor_of_a_paused_destination(
     for target, says in (
         ("nonexistent-bin.000001:4", "nonexistent-bin.000001 is not on the source"),
         (f"{fifth.journal_name}:{2**40}", f"past the end of {fifth.journal_name}"),
+        ("2000-01-01T00:00:00Z", "oldest binlog .* begins at .*purged"),
+        ("0-1-1", "a GTID set names no binlog position"),
         ("yesterday", "is not a cursor target"),
     ):
         with pytest.raises(ActionRefused, match=says):

@@ -7,7 +7,7 @@ import pytest
 
 from bridge.config import StartConfig
 from bridge.exceptions import ActionRefused
-from bridge.runner.cursor_target import check_listed, parse_target
+from bridge.runner.cursor_target import check_listed, check_reached, parse_target
 
 MYSQL_GTID = "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5"
 
@@ -60,3 +60,10 @@ def test_a_file_the_source_does_not_list_or_a_position_past_its_end_is_refused()
         check_listed("d", "mysql-bin.000001", 4, files)
     with pytest.raises(ActionRefused, match=r"past the end of mysql-bin.000003 \(400 bytes\)"):
         check_listed("d", "mysql-bin.000003", 401, files)
+
+
+def test_a_time_before_the_oldest_binlog_is_refused() -> None:
+    check_reached("d", 2_000, "mysql-bin.000002", 1_000)  # the oldest reaches back far enough
+    check_reached("d", 2_000, "mysql-bin.000002", None)  # a file without a transaction yet
+    with pytest.raises(ActionRefused, match=r"oldest binlog mysql-bin.000002 begins at 1970-"):
+        check_reached("d", 999, "mysql-bin.000002", 1_000)
