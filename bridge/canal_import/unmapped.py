@@ -41,8 +41,9 @@ REASONS: dict[str, str] = {
     "canal.destinations.expr": _ADMIN,
     "canal.conf.dir": "where canal finds the instance folders: the folder given to import-canal",
     "canal.auto.scan.interval": (
-        "canal rescans conf/ for new instances; canal-bridge reads destinations.yaml at start "
-        "(restart it to add a destination)"
+        "canal rescans conf/ for new instances; canal-bridge reads destinations.yaml again "
+        "within a second of a change (and on SIGHUP) and starts, stops or restarts only the "
+        "destinations that changed (docs/operations.md)"
     ),
     "canal.zookeeper.flush.period": "used with ZooKeeper meta (default-instance.xml) only",
     "canal.file.data.dir": "used with file meta (file-instance.xml) only",
