@@ -154,7 +154,7 @@ def _error(instance: Instance, worker: MqWorker | None) -> str | None:
 
 
 def _one_line(error: BaseException) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    lines = [line.strip().rstrip(":") for line in str(error).splitlines() if line.strip()]
     return "; ".join(lines) or type(error).__name__
 
 

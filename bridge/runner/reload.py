@@ -10,6 +10,7 @@ what runs stays as it was. A good one is applied destination by destination
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,9 @@ class LiveConfig:
         self._source = str(path) if path is not None else "<config>"
         # The content last acted on: a poll acts only on content not seen before.
         self._seen = digest(read_text(path)) if path is not None else None
+        # One change at a time (the file watch and the admin API): each is compared with
+        # the configuration the one before it left running.
+        self._lock = threading.Lock()
 
     def check(self, text: str) -> tuple[BridgeConfig, ConfigChange]:
         """The new configuration and what applying it changes; ``ConfigError`` (its
@@ -47,33 +51,45 @@ class LiveConfig:
                 "this bridge was started without a configuration file: restart it with "
                 "canal-bridge run --config FILE to change its configuration"
             )
-        new, change = self.check(text)
-        write_atomically(self.path, text)
-        self._seen = digest(text)
-        self._runner.apply_change(new, change)
+        with self._lock:
+            new, change = self.check(text)
+            write_atomically(self.path, text)
+            self._seen = digest(text)
+            self._runner.apply_change(new, change)
         log.info("configuration applied: %s", change.describe())
         return change
 
     def poll(self, *, force: bool = False) -> None:
-        """Apply the file if its content changed (or ``force``: SIGHUP). A file that does not
-        validate is logged, one line per problem as ``validate`` prints them, and the running
-        configuration stays; nothing here raises."""
+        """Apply the file if its content changed (or ``force``: SIGHUP). A file that cannot
+        be read or does not validate is logged once, one line per problem as ``validate``
+        prints them, and the running configuration stays; nothing here raises."""
         if self.path is None:
             return
-        try:
-            text = read_text(self.path)
-            seen, self._seen = self._seen, digest(text)
+        with self._lock:
+            try:
+                text = read_text(self.path)
+                seen, self._seen = self._seen, digest(text)
+            except ConfigError as exc:
+                seen, self._seen = self._seen, str(exc)
+                if self._seen != seen or force:
+                    _refused(self.path, exc)
+                return
             if self._seen == seen and not force:
                 return
-            new, change = self.check(text)
-        except ConfigError as exc:
-            for line in str(exc).splitlines():
-                log.error("%s", line.strip())
-            log.error("%s: the running configuration is unchanged", self.path)
-            return
-        try:
-            self._runner.apply_change(new, change)
-        except BridgeError as exc:
-            log.error("configuration reload failed part way: %s", exc)
-            return
+            try:
+                new, change = self.check(text)
+            except ConfigError as exc:
+                _refused(self.path, exc)
+                return
+            try:
+                self._runner.apply_change(new, change)
+            except BridgeError as exc:
+                log.error("configuration reload failed part way: %s", exc)
+                return
         log.info("configuration reloaded: %s", change.describe())
+
+
+def _refused(path: Path, exc: ConfigError) -> None:
+    for line in str(exc).splitlines():
+        log.error("%s", line.strip())
+    log.error("%s: the running configuration is unchanged", path)

@@ -3,6 +3,7 @@ the refusals that leave the running configuration alone, and the file written at
 
 from __future__ import annotations
 
+import logging
 import stat
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,38 @@ def test_a_file_that_cannot_be_written_is_refused_in_one_line(tmp_path: Path) ->
     with pytest.raises(ActionRefused, match=r"cannot write .*nothing was applied") as caught:
         write_atomically(target, "new")
     assert "\n" not in str(caught.value)
+
+
+def test_the_watch_acts_once_per_content_and_logs_a_bad_file_once(
+    runner: Runner, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = runner.live.path
+    assert path is not None
+    caplog.set_level(logging.INFO, logger="bridge.runner.reload")
+    runner.live.poll()
+    assert caplog.messages == []  # the content it runs
+    bad = _document("a", "b")
+    bad["destinations"][0]["batch_size"] = 0
+    path.write_text(yaml.safe_dump(bad))
+    for _ in range(2):
+        runner.live.poll()
+    assert caplog.messages == [
+        f"{path}: invalid configuration (1 problem):",
+        "destinations[0].batch_size: must be >= 1",
+        f"{path}: the running configuration is unchanged",
+    ]
+    runner.live.poll(force=True)  # SIGHUP: read and reported again
+    assert len(caplog.messages) == 6
+    caplog.clear()
+    path.unlink()
+    for _ in range(2):
+        runner.live.poll()
+    assert caplog.messages == [
+        f"{path}: cannot read the file: No such file or directory",
+        f"{path}: the running configuration is unchanged",
+    ]
+    caplog.clear()
+    path.write_text(yaml.safe_dump(_document("a", "b")))
+    runner.live.poll()
+    assert caplog.messages == ["configuration reloaded: removed c"]
+    assert [d.name for d in runner.config.destinations] == ["a", "b"]
