@@ -30,7 +30,7 @@ from tests.e2e.bridge_process import (
     read_records_to_end,
     write_config,
 )
-from tests.ops.helpers import wait_until
+from tests.ops.helpers import free_port, scrape, wait_until
 
 UNCHANGED = "the running configuration is unchanged"
 
@@ -111,6 +111,7 @@ def live(
     )
     setup = Live(BridgeProcess(path), kafka_bootstrap, yaml.safe_load(path.read_text()), topics)
     setup.config["destinations"] = [setup.destination(n, topics[n]) for n in ("u", "r", "c")]
+    setup.config["admin"]["listen"] = f"127.0.0.1:{free_port()}"
     path.write_text(yaml.safe_dump(setup.config))
     setup.bridge.start()
     yield setup
@@ -140,6 +141,7 @@ def test_a_running_bridge_applies_an_edited_file_and_refuses_bad_ones(
         )
         bridge.wait_for_output("configuration reloaded: added a; removed r; changed c", 20)
         bridge.wait_for_output("destination a reading", timeout_s=30)
+        assert _metric_destinations(live) == {"u", "c", "a"}  # r's series are gone
         removed_at = len(live.records("r"))
         bridge.signal(signal.SIGHUP)
         bridge.wait_for_output("configuration reloaded: no change", timeout_s=10)
@@ -172,6 +174,15 @@ def test_a_running_bridge_applies_an_edited_file_and_refuses_bad_ones(
     # a: started at the binlog end when it was added, and produced every row after.
     added = live.ids("a")
     assert added == list(range(added[0], written)) and added[0] > 0
+
+
+def _metric_destinations(live: Live) -> set[str]:
+    samples = scrape(f"http://{live.config['admin']['listen']}")
+    return {
+        dict(labels)["destination"]
+        for name, labels in samples
+        if name == "canal_bridge_destination_state"
+    }
 
 
 def _refuse_bad_files(live: Live) -> None:

@@ -11,8 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
-from bridge.config import ConfigChange, InvalidConfig, load_config, parse_config
-from bridge.exceptions import ActionRefused, ConfigError
+from bridge.config import (
+    ConfigChange,
+    DestinationConfig,
+    InvalidConfig,
+    load_config,
+    parse_config,
+)
+from bridge.exceptions import ActionRefused, BridgeError, ConfigError
 from bridge.runner import Runner
 from bridge.runner.config_file import write_atomically
 
@@ -130,3 +136,23 @@ def test_the_watch_acts_once_per_content_and_logs_a_bad_file_once(
     runner.live.poll()
     assert caplog.messages == ["configuration reloaded: removed c"]
     assert [d.name for d in runner.config.destinations] == ["a", "b"]
+
+
+def test_a_destination_that_cannot_start_is_failed_and_the_others_start(
+    runner: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+
+    def start(destination: DestinationConfig) -> None:
+        if destination.name == "e":
+            raise BridgeError("e: the producer cannot be made; fix its mq section")
+        started.append(destination.name)
+
+    monkeypatch.setattr(runner, "_start_destination", start)
+    text = yaml.safe_dump(_document("a", "b", "c", "d", "e", "f"))
+    assert runner.apply_config(text).added == ("d", "e", "f")
+    assert started == ["d", "f"]
+    assert [d.name for d in runner.config.destinations] == ["a", "b", "c", "d", "e", "f"]
+    assert runner.failed() == ["e"] and "fix its mq section" in str(runner.start_errors["e"])
+    assert runner.apply_config(yaml.safe_dump(_document("a", "b"))).removed == ("c", "d", "e", "f")
+    assert runner.failed() == []
