@@ -1,7 +1,8 @@
 """The web console in a real browser against a real ``canal-bridge run`` (MariaDB, Kafka): the
-page follows writes within 2 s, pauses and resumes with nothing lost, shows a snapshot to
-100 %, shows a destination added to the configuration file and the problems of a bad one,
-shows hostile names and errors as text, and says so when an action lacks the token.
+page follows writes within 2 s, pauses and resumes with nothing lost, moves a paused cursor
+back (and is refused while it runs), shows a snapshot to 100 %, shows a destination added to
+the configuration file and the problems of a bad one, shows hostile names and errors as
+text, and says so when an action lacks the token.
 
 One bridge process and one browser for the module; each test continues from the state the
 one before left (they run in file order). With CANAL_BRIDGE_SCREENSHOT set, the page with data
@@ -161,6 +162,30 @@ def test_pausing_from_the_page_stops_records_and_resuming_loses_nothing(
     )
     ids = console.streamed_ids()
     assert sorted(ids) == list(range(1, console.next_id)) == sorted(set(ids))
+
+
+def test_a_cursor_moved_from_the_page_replays_from_there_and_is_refused_while_running(
+    console: Console,
+) -> None:
+    page = console.page
+    before = console.text("cursor")  # the acked cursor, everything delivered
+    ids = console.insert(5)
+    console.until(lambda: set(ids) <= set(console.streamed_ids()), 10, "the rows streamed")
+    console.dialogs.prompts.append(before)
+    act(page, console.destination, "cursor")
+    refused = (
+        f"Cursor of {console.destination} refused: destination {console.destination} is running"
+    )
+    console.until(lambda: refused in message(page), 10, "the refusal while running")
+    act(page, console.destination, "pause")
+    console.until(lambda: console.text("state") == "paused", 10, "the paused state")
+    console.dialogs.prompts.append(before)
+    act(page, console.destination, "cursor")
+    console.until(lambda: "Cursor of" in message(page) and "done" in message(page), 10, "moved")
+    act(page, console.destination, "resume")
+    console.until(
+        lambda: all(console.streamed_ids().count(i) == 2 for i in ids), 10, "the rows replayed"
+    )
 
 
 def test_a_snapshot_started_from_the_page_shows_its_progress_to_100(console: Console) -> None:
