@@ -21,7 +21,7 @@ from aiohttp import web
 
 from bridge.admin.api_actions import config_answer, cursor_answer, switch_answer
 from bridge.admin.api_documents import RowRates, destination_documents
-from bridge.admin.auth import requires_token, same_site_json
+from bridge.admin.auth import Handler, requires_token, same_site_json
 from bridge.admin.base import Observed
 from bridge.admin.control import Answer, DestinationControl, snapshot_answer
 from bridge.admin.probes import Probes
@@ -37,8 +37,6 @@ MAX_CONFIG_BODY = 1024 * 1024
 
 JSON = ("application/json",)
 CONFIG_TYPES = ("application/yaml", "text/plain")
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class Compute(Protocol):
