@@ -66,6 +66,10 @@ UNREADABLE_POSITION_MARKERS = (
 )
 
 
+# The errno of a dump the source refuses to start (or to go on with).
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+
+
 def start_refused(position: EntryPosition, detail: str) -> ParseError:
     """The error for a dump the source refused with errno 1236 at ``position``."""
     if position.journal_name and any(m in detail for m in UNREADABLE_POSITION_MARKERS):

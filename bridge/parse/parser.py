@@ -40,7 +40,11 @@ from bridge.parse.entry_codec import (
     FlatEntry,
     entry_of,
 )
-from bridge.parse.exceptions import SourceUnreachable, start_refused
+from bridge.parse.exceptions import (
+    ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    SourceUnreachable,
+    start_refused,
+)
 from bridge.parse.schema import live_history
 from bridge.parse.source import (
     SourceFacts,
@@ -55,8 +59,6 @@ log = logging.getLogger(__name__)
 
 # The definitions a read starts from: the schema history at its start position.
 Definitions = Callable[[EntryPosition], SchemaHistory]
-
-ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
 
 class EntryReader(Protocol):

@@ -14,13 +14,16 @@ from __future__ import annotations
 from collections.abc import Generator
 from dataclasses import dataclass
 
+import pymysql
+
 from bridge.parse.access import Source
 from bridge.parse.binlog.codes import EventCode
 from bridge.parse.binlog.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
 from bridge.parse.binlog.events import GTID_EVENTS, query, rotation
 from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.ddl import is_statement_dml, is_transaction_control
-from bridge.parse.source import SourceFacts
+from bridge.parse.exceptions import ER_MASTER_FATAL_ERROR_READING_BINLOG, start_refused
+from bridge.parse.source import SourceFacts, translate_error
 from bridge.position import EntryPosition
 
 
@@ -90,6 +93,34 @@ def transaction_starts(
             yield TransactionStart(journal_name, last, 0, end_of_file=True)
     finally:
         dump.close()
+
+
+def first_transaction_after(
+    source: Source, facts: SourceFacts, gtid: str
+) -> TransactionStart | None:
+    """Where the first transaction outside the GTID set ``gtid`` starts, as the source's own
+    GTID dump finds it (what a replica with that executed set would read first); None when
+    the binlog holds none yet. A set the source no longer has raises ``BinlogPurged``."""
+    request = DumpRequest(
+        slave_id=source.slave_id, gtid=gtid, blocking=False, mariadb=facts.is_mariadb
+    )
+    journal = ""
+    try:
+        dump = DumpConnection(source, request)
+        try:
+            while (data := dump.reader.next_event()) is not None:
+                raw = RawEvent(data, dump.checksum)
+                if raw.type_code == EventCode.ROTATE_EVENT:
+                    journal = rotation(raw.data, raw.body_end)[1]
+                elif raw.type_code in GTID_EVENTS and raw.log_pos:  # a real one, not a fake
+                    return TransactionStart(journal, raw.log_pos - raw.event_size, raw.timestamp)
+        finally:
+            dump.close()
+    except pymysql.MySQLError as exc:
+        if exc.args and exc.args[0] == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+            raise start_refused(EntryPosition(gtid=gtid), str(exc.args[-1])) from exc
+        raise translate_error(exc, source) from exc
+    return None
 
 
 def ddl_statements(

@@ -2,9 +2,11 @@
 an ISO-8601 timestamp (the admin API's ``PUT .../cursor``).
 
 ``parse_target`` turns the text into the ``start`` section it means (pure, so every form and
-every malformed one is unit-tested); ``resolve_target`` asks the source where that is, with
-the same search a destination's configured ``start`` gets (``StartPositionFinder``), after
-refusing a file the source no longer lists and a position past a file's end.
+every malformed one is unit-tested); ``resolve_target`` asks the source where that is, as a
+file position: a position or a time with the search a destination's configured ``start``
+gets (``StartPositionFinder``), after refusing a file the source no longer lists, a position
+past a file's end and a time before the oldest binlog; a GTID set with the source's own GTID
+dump, which starts at the first transaction outside the set.
 """
 
 from __future__ import annotations
@@ -12,12 +14,19 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from bridge.config import DestinationConfig, StartConfig
+from bridge.config import DestinationConfig, SourceConfig, StartConfig
 from bridge.exceptions import ActionRefused
 from bridge.instance.start_position import StartPositionFinder
 from bridge.parse.binlog.gtid import is_mariadb_gtid_set, parse_gtid_set
 from bridge.parse.exceptions import BinlogPurged
-from bridge.parse.source import binary_logs, open_connection, preflight
+from bridge.parse.scan import first_transaction_after
+from bridge.parse.source import (
+    SourceFacts,
+    binary_logs,
+    master_position,
+    open_connection,
+    preflight,
+)
 from bridge.position import EntryPosition
 
 FORMS = "file:position (mysql-bin.000003:4), a GTID set, or an ISO-8601 timestamp with offset"
@@ -80,29 +89,48 @@ def resolve_target(destination: DestinationConfig, start: StartConfig) -> EntryP
     when its file is not listed by SHOW BINARY LOGS (purged, or never there), the position
     is past the file's end, or the time is before the oldest binlog. A position inside a
     transaction moves back to its start, a timestamp to the first transaction at or after
-    it (the binlog end if none is). A GTID set is refused: a cursor holding only a GTID
-    cannot be matched with the schema history, which is kept by file position."""
-    if start.gtid is not None:
-        raise ActionRefused(
-            f"destination {destination.name}: a GTID set names no binlog position, and the "
-            "destination's schema history is kept by position: give the file:position where "
-            "the transaction after it starts (SHOW BINLOG EVENTS shows it)"
-        )
+    it, a GTID set to the first transaction outside it (the binlog end if none is): the
+    cursor is always a file position, as the schema history is kept by position."""
     source = destination.source
+    facts = preflight(source, destination.timestamp_time_zone)
     with open_connection(source) as conn:
         files = dict(binary_logs(conn))
+        end = master_position(conn, facts.server)  # before the search: nothing is skipped
+    if start.gtid is not None:
+        return _after_gtid(destination.name, source, facts, start.gtid) or end
     if start.journal_name is not None and start.position is not None:
         check_listed(destination.name, start.journal_name, start.position, files)
-    finder = StartPositionFinder(source, preflight(source, destination.timestamp_time_zone), start)
+    finder = StartPositionFinder(source, facts, start)
     if start.timestamp is not None and files:
-        oldest = min(files)
-        check_reached(
-            destination.name, start.timestamp, oldest, finder.first_transaction_ms(oldest)
-        )
+        oldest = next(iter(files))  # SHOW BINARY LOGS lists the oldest first
+        first_ms = finder.first_transaction_ms(oldest)
+        check_reached(destination.name, start.timestamp, oldest, first_ms)
     try:
         return finder.find(None)
     except BinlogPurged as exc:  # purged between the check and the search
         raise ActionRefused(f"destination {destination.name}: {exc}") from None
+
+
+def _after_gtid(
+    name: str, source: SourceConfig, facts: SourceFacts, gtid: str
+) -> EntryPosition | None:
+    if is_mariadb_gtid_set(gtid) != facts.is_mariadb:
+        kind, server = ("MariaDB", "MySQL") if is_mariadb_gtid_set(gtid) else ("MySQL", "MariaDB")
+        raise ActionRefused(
+            f"destination {name}: {gtid} is a {kind} GTID set and the source is {server}; "
+            "give one of the source's own (SELECT @@gtid_binlog_pos or @@gtid_executed)"
+        )
+    try:
+        found = first_transaction_after(source, facts, gtid)
+    except BinlogPurged:
+        raise ActionRefused(
+            f"destination {name}: the source's binlog does not go on from GTID set {gtid} "
+            "(purged, or not this source's history): give a set it still covers, a "
+            "file:position or a time"
+        ) from None
+    if found is None:
+        return None
+    return EntryPosition(journal_name=found.journal_name, position=found.position)
 
 
 def check_reached(name: str, timestamp_ms: int, oldest: str, first_ms: int | None) -> None:

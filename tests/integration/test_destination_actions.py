@@ -16,7 +16,7 @@ from bridge.admin import RunnerObserver
 from bridge.config import parse_config
 from bridge.exceptions import ActionRefused
 from bridge.runner import Runner
-from tests.conftest import MysqlEndpoint
+from tests.conftest import MysqlEndpoint, gtid_state_at
 from tests.e2e.bridge_process import create_topic, read_records_to_end
 from tests.integration.binlog_helpers import execute, master_position
 from tests.ops.helpers import wait_until
@@ -83,7 +83,7 @@ def _state(runner: Runner) -> tuple[str, object]:
 
 
 def test_pause_resume_and_moving_the_cursor_of_a_paused_destination(
-    runner: Runner, admin_connection: Connection, scratch_schema: str
+    runner: Runner, admin_connection: Connection, scratch_schema: str, mysql: MysqlEndpoint
 ) -> None:
     conn = admin_connection
     wait_until(lambda: _state(runner)[1] is not None, 30, "the destination reading")
@@ -107,7 +107,8 @@ def test_pause_resume_and_moving_the_cursor_of_a_paused_destination(
         ("nonexistent-bin.000001:4", "nonexistent-bin.000001 is not on the source"),
         (f"{fifth.journal_name}:{2**40}", f"past the end of {fifth.journal_name}"),
         ("2000-01-01T00:00:00Z", "oldest binlog .* begins at .*purged"),
-        ("0-1-1", "a GTID set names no binlog position"),
+        ("0-99999-5", "binlog does not go on from GTID set 0-99999-5"),
+        (f"{uuid.UUID(int=1)}:1-5", "is a MySQL GTID set and the source is MariaDB"),
         ("yesterday", "is not a cursor target"),
     ):
         with pytest.raises(ActionRefused, match=says):
@@ -125,4 +126,13 @@ def test_pause_resume_and_moving_the_cursor_of_a_paused_destination(
     runner.resume("orders")
     expected = list(range(20)) + list(range(5, 20))
     wait_until(lambda: len(_ids(runner)) >= len(expected), 30, "rows 5-19 re-delivered")
+    assert _ids(runner) == expected
+
+    # The same place named by the GTID state there: rows 5-19 a third time.
+    gtid = gtid_state_at(conn, mysql, str(fifth.journal_name), int(fifth.position or 4))
+    runner.pause("orders")
+    assert runner.move_cursor("orders", gtid) == moved
+    runner.resume("orders")
+    expected += list(range(5, 20))
+    wait_until(lambda: len(_ids(runner)) >= len(expected), 30, "rows 5-19 from the GTID")
     assert _ids(runner) == expected
