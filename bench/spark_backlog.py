@@ -121,9 +121,13 @@ def es_of(index: int) -> int:
     return FIRST_ES_MS + index
 
 
-def flat_message(change: Change) -> dict[str, Any]:
+def flat_message(change: Change, padding: int = 0) -> dict[str, Any]:
+    """The change's FlatMessage; ``padding`` characters appended to the row's ``note`` make
+    records as large as a test of memory needs (the table they leave is then not
+    ``final_rows``'s)."""
     es = es_of(change.index)
     row = values(change.key, change.version, es)
+    row["note"] += "y" * padding
     old = None
     if change.kind == "UPDATE":
         before = values(change.key, change.version - 1, es_of(change.previous))
@@ -153,10 +157,17 @@ def create_topic(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> No
 
 
 def produce_backlog(
-    bootstrap: str, topic: str, count: int, snapshot: bool = False, partitions: int = PARTITIONS
+    bootstrap: str,
+    topic: str,
+    count: int,
+    snapshot: bool = False,
+    partitions: int = PARTITIONS,
+    *,
+    padding: int = 0,
 ) -> int:
-    """Write the first ``count`` changes to ``topic`` (made by the caller); returns the bytes
-    of the values written. Raises when Kafka did not take every record."""
+    """Write the first ``count`` changes to ``topic`` (made by the caller), each padded by
+    ``padding`` characters (``flat_message``); returns the bytes of the values written.
+    Raises when Kafka did not take every record."""
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -174,7 +185,7 @@ def produce_backlog(
             failures.append(str(err))
 
     for change in changes(count, snapshot):
-        value = orjson.dumps(flat_message(change))
+        value = orjson.dumps(flat_message(change, padding))
         headers = [
             (HEADER_FILE, BINLOG_FILE.encode()),
             (HEADER_POSITION, str(4 + change.index * 100).encode()),

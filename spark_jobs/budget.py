@@ -62,17 +62,24 @@ def out_of_memory(exc: BaseException) -> bool:
 
 
 class BatchTooLarge(Exception):
-    """A micro-batch ran out of memory even cut into slices of ``MIN_SLICE_RECORDS`` records:
-    only more heap helps (the batch's offsets are fixed in the checkpoint)."""
+    """A micro-batch ran out of memory even cut into slices of ``MIN_SLICE_RECORDS`` records,
+    or even reading its offsets (``records`` None): only more heap helps (the batch's offsets
+    are fixed in the checkpoint)."""
 
-    def __init__(self, batch_id: int, records: int, slices: int) -> None:
+    def __init__(self, batch_id: int, records: int | None, slices: int) -> None:
         self.batch_id = batch_id
         self.records = records
         self.slices = slices
+        if records is None:
+            what = f"batch {batch_id} runs out of memory even reading its offsets"
+        else:
+            what = (
+                f"batch {batch_id} ({records} records) runs out of memory even in {slices} "
+                f"slices of about {records // max(slices, 1)} records"
+            )
         super().__init__(
-            f"batch {batch_id} ({records} records) runs out of memory even in {slices} slices "
-            f"of about {records // max(slices, 1)} records: give the job more heap "
-            "(--driver-memory, or spark.executor.memory on a cluster)"
+            f"{what}: give the job more heap (--driver-memory, or spark.executor.memory on a "
+            "cluster); --max-offsets-per-trigger only sizes the batches planned after it"
         )
 
 

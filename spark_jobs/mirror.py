@@ -46,7 +46,6 @@ from datetime import UTC, datetime
 from functools import reduce
 from operator import or_
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
@@ -163,36 +162,47 @@ class MirrorBatchWriter:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         spark = batch.sparkSession
         slices = 1
+        ranges: list[OffsetRange] | None = None
         while True:
             try:
-                self._apply_batch(spark, batch, batch_id, slices)
+                self._apply_batch(spark, batch, batch_id, slices, ranges)
                 break
             except Exception as exc:
                 if not out_of_memory(exc):
                     raise
-                slices = _more_slices(batch, batch_id, slices, exc)
+                if ranges is None:
+                    ranges = _offset_ranges(batch, batch_id, exc)
+                slices = _more_slices(ranges, batch_id, slices, exc)
         if self.after_batch is not None:
             self.after_batch(batch_id)
 
     def _apply_batch(
-        self, spark: SparkSession, batch: DataFrame, batch_id: int, slices: int
+        self,
+        spark: SparkSession,
+        batch: DataFrame,
+        batch_id: int,
+        slices: int,
+        ranges: list[OffsetRange] | None,
     ) -> None:
         """Apply the batch whole (``slices`` 1) or in ``slices`` consecutive offset ranges per
         Kafka partition, one after the other; then log it once.
 
+        A slice is the batch's records filtered by offset, read again from Kafka: nothing of
+        the whole batch is held (a batch of large records may not even fit on the way to
+        disk), only one slice's messages at a time.
+
         Applying a batch in parts leaves what applying it whole does: only a change newer
         than a row's ``_cdc_order`` applies, whatever part it comes in."""
-        if slices == 1:
+        if slices == 1 or ranges is None:
             with _persisted(parse_messages(batch)) as messages:
                 outcomes = self._apply_messages(spark, messages)
                 self._finish(spark, messages, batch_id, outcomes)
             return
-        with _persisted(batch, StorageLevel.DISK_ONLY) as source:
-            outcomes = []
-            for part in _slices(source, slices):
-                with _persisted(parse_messages(part)) as messages:
-                    outcomes += self._apply_messages(spark, messages)
-            self._finish(spark, parse_messages(source), batch_id, outcomes)
+        outcomes = []
+        for part in _slices(batch, ranges, slices):
+            with _persisted(parse_messages(part)) as messages:
+                outcomes += self._apply_messages(spark, messages)
+        self._finish(spark, parse_messages(batch), batch_id, outcomes)
 
     def _apply_messages(self, spark: SparkSession, messages: DataFrame) -> list[DdlOutcome]:
         with _persisted(changes(messages)) as rows:
@@ -473,18 +483,48 @@ def _append(frame: DataFrame, path: str, app_id: str, batch_id: int) -> None:
 
 
 @contextmanager
-def _persisted(frame: DataFrame, level: StorageLevel | None = None) -> Iterator[DataFrame]:
-    kept = frame.persist(level) if level is not None else frame.persist()
+def _persisted(frame: DataFrame) -> Iterator[DataFrame]:
+    kept = frame.persist()
     try:
         yield kept
     finally:
         kept.unpersist()
 
 
-def _more_slices(batch: DataFrame, batch_id: int, slices: int, exc: Exception) -> int:
+@dataclass(frozen=True, slots=True)
+class OffsetRange:
+    """The offsets a batch holds of one Kafka partition, first and last included."""
+
+    topic: str
+    partition: int
+    low: int
+    high: int
+
+    @property
+    def records(self) -> int:
+        return self.high - self.low + 1
+
+
+def _offset_ranges(batch: DataFrame, batch_id: int, exc: Exception) -> list[OffsetRange]:
+    """The batch's offset ranges, read without its values; ``BatchTooLarge`` when even that
+    runs out of memory (only more heap helps then)."""
+    try:
+        rows = (
+            batch.groupBy("topic", "partition")
+            .agg(sf.min("offset").alias("low"), sf.max("offset").alias("high"))
+            .collect()
+        )
+    except Exception as again:
+        if out_of_memory(again):
+            raise BatchTooLarge(batch_id, None, 1) from exc
+        raise
+    return [OffsetRange(r["topic"], r["partition"], r["low"], r["high"]) for r in rows]
+
+
+def _more_slices(ranges: list[OffsetRange], batch_id: int, slices: int, exc: Exception) -> int:
     """The slices to retry a batch in after it ran out of memory in ``slices``; raises
     ``BatchTooLarge`` when they would hold fewer than ``MIN_SLICE_RECORDS`` records."""
-    records = batch.count()
+    records = sum(r.records for r in ranges)
     more = slices * 2
     if records // more < MIN_SLICE_RECORDS:
         raise BatchTooLarge(batch_id, records, slices) from exc
@@ -498,25 +538,19 @@ def _more_slices(batch: DataFrame, batch_id: int, slices: int, exc: Exception) -
     return more
 
 
-def _slices(batch: DataFrame, count: int) -> list[DataFrame]:
+def _slices(batch: DataFrame, ranges: list[OffsetRange], count: int) -> list[DataFrame]:
     """``batch`` cut into ``count`` parts: part i holds the i-th of ``count`` consecutive
     offset ranges of each Kafka partition."""
-    ranges = (
-        batch.groupBy("topic", "partition")
-        .agg(sf.min("offset").alias("low"), sf.max("offset").alias("high"))
-        .collect()
-    )
     parts = []
     for index in range(count):
         conditions = []
         for r in ranges:
-            width = r["high"] - r["low"] + 1
-            start = r["low"] + width * index // count
-            end = r["low"] + width * (index + 1) // count
+            start = r.low + r.records * index // count
+            end = r.low + r.records * (index + 1) // count
             if end > start:
                 conditions.append(
-                    (sf.col("topic") == r["topic"])
-                    & (sf.col("partition") == r["partition"])
+                    (sf.col("topic") == r.topic)
+                    & (sf.col("partition") == r.partition)
                     & sf.col("offset").between(start, end - 1)
                 )
         if conditions:

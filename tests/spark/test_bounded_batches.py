@@ -1,6 +1,7 @@
 """Catching up on a backlog: micro-batches are capped by default, each batch's progress is
 logged, a batch that runs out of memory is retried in slices (or the job stops with one line
-naming the setting to change), and a JVM that dies ends the job at once.
+naming the setting to change, shown with a real heap too small for its batch), and a JVM that
+dies ends the job at once.
 
 The backlog comes straight from ``bench.spark_backlog`` (canal FlatMessages of one table:
 INSERTs, UPDATEs and DELETEs, 3 partitions), whose ``final_rows`` is the table it leaves.
@@ -40,6 +41,9 @@ pytestmark = [pytest.mark.services, pytest.mark.timeout(300)]
 ROOT = Path(__file__).resolve().parents[2]
 BACKLOG = 12_000
 SMALL_CAP = 4_000  # the default for the test session's 1 GiB heap at 4,000 records per GiB
+# A batch too large for 512 MiB of heap: 2,500 records of about 130 KB.
+FAT_RECORDS = 2_500
+FAT_PADDING = 130_000
 
 
 @dataclass(frozen=True)
@@ -156,35 +160,40 @@ def test_a_batch_out_of_memory_is_retried_in_slices(
     assert mirrored(spark, mirror) == expected_table()
 
 
-def test_a_batch_that_never_fits_stops_the_job_with_one_line(
-    spark: SparkSession,
-    backlog: Backlog,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
+def test_a_batch_too_large_for_a_real_heap_stops_the_job_with_one_line(
+    kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    """Every MERGE runs out of memory: the batch is tried whole and in 2 slices; 4 would hold
-    fewer than the smallest slice (4,000 records here), so the query stops, and the job's
-    failure is one line naming the setting to change. Nothing reaches the mirror."""
-    from spark_jobs import mirror_table
-
-    def out_of_memory(self: mirror_table.MirrorTable, latest: object) -> None:
-        raise RuntimeError("java.lang.OutOfMemoryError: Java heap space")
-
-    monkeypatch.setattr(mirror_table.MirrorTable, "merge", out_of_memory)
-    monkeypatch.setattr("spark_jobs.mirror.MIN_SLICE_RECORDS", 4_000)
-    mirror = tmp_path / "mirror"
-    options = backlog.options(tmp_path / "cp", max_offsets_per_trigger=BACKLOG)
-    with caplog.at_level(logging.WARNING, logger="spark_jobs"):
-        assert run_query(MirrorJob(options, str(mirror)).start(spark)) == 1
-    assert "retrying it in 2 slices" in caplog.text
-    failed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("query failed")]
-    assert failed == [
-        f"query failed: batch 0 ({BACKLOG} records) runs out of memory even in 2 slices of "
-        f"about {BACKLOG // 2} records: give the job more heap (--driver-memory, or "
-        "spark.executor.memory on a cluster)"
-    ]
-    assert not (mirror / BATCH_LOG).exists()
+    """A real heap, really exhausted: one batch of 2,500 records of about 130 KB each (a
+    third of a GB) for a job given 512 MiB. The batch runs out of memory whole; the job
+    retries it smaller, and when even that fails it stops, exit 1, with one line naming the
+    setting to change: never the same batch forever, never a hang. Nothing is committed, so
+    the next start (with more heap) applies the batch."""
+    topic = f"spark-fat-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_bootstrap, topic)
+    produce_backlog(kafka_bootstrap, topic, FAT_RECORDS, padding=FAT_PADDING)
+    command = _mirror_command(
+        topic,
+        tmp_path,
+        "--available-now",
+        "--driver-memory",
+        "512m",
+        "--max-offsets-per-trigger",
+        str(FAT_RECORDS),
+    )
+    env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap}
+    job = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=240, check=False
+    )
+    assert job.returncode == 1, job.stderr[-3000:]
+    failed = [line for line in job.stderr.splitlines() if "query failed:" in line]
+    assert len(failed) == 1, job.stderr[-3000:]
+    assert re.search(
+        r"query failed: batch 0 .*runs out of memory even .*: give the job more heap "
+        r"\(--driver-memory, or spark.executor.memory on a cluster\)",
+        failed[0],
+    ), failed[0]
+    assert not (tmp_path / "mirror" / BATCH_LOG).exists()
+    assert not (tmp_path / "cp" / "commits" / "0").exists()
 
 
 def _mirror_command(topic: str, tmp_path: Path, *extra: str) -> list[str]:
