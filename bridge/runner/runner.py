@@ -197,34 +197,42 @@ class Runner:
     def move_cursor(self, destination: str, target: str) -> EntryPosition:
         """Store ``target`` (``file:position``, a GTID set, an ISO-8601 timestamp) as the
         cursor of a destination that is not running, so that ``resume`` starts there; the
-        destination stays paused. ``ActionRefused`` while it runs, for a malformed target,
-        a purged file or a position past a file's end, and for a cursor no meta store holds
-        (exactly-once delivery, ``meta.store: memory``): then nothing was written."""
+        destination stays paused. ``ActionRefused`` while it runs, for a malformed target or
+        one the source's binlog no longer holds (``resolve_target``), and for a cursor no
+        meta store holds (exactly-once delivery, ``meta.store: memory``): nothing written."""
         try:
             start = parse_target(target)
         except ValueError as exc:
             raise ActionRefused(f"destination {destination}: {exc}") from None
         with self._lock:
-            self._check_runs_here(destination)
-            if self._running(destination):
-                raise ActionRefused(
-                    f"destination {destination} is running: pause it first (its cursor moves "
-                    "only while it is stopped), then move the cursor and resume it"
-                )
-            config = self.config.destination(destination)
-            if config.mq.delivery == "exactly_once":
-                raise ActionRefused(
-                    f"destination {destination} delivers exactly_once: its cursor is committed "
-                    "with its records to the offsets topic, which is not rewritten; stop it, "
-                    "remove it from the file, and add it under a new name with start set"
-                )
-            self._refuse_memory_meta(destination, "move_cursor")
-            position = resolve_target(config, start)
+            config = self._movable(destination)
+        # Asking the source may scan binlogs for seconds: the others' actions go on meanwhile.
+        position = resolve_target(config, start)
+        with self._lock:
+            config = self._movable(destination)  # not resumed or removed meanwhile
             self.stop_destination(destination)  # a failed one: its leftovers
             self._write_cursor(config, position)
             self.paused[destination] = position
         log.info("destination %s: cursor moved to %s", destination, _at(position))
         return position
+
+    def _movable(self, destination: str) -> DestinationConfig:
+        """The configuration of a destination whose cursor may be moved now, else why not."""
+        self._check_runs_here(destination)
+        if self._running(destination):
+            raise ActionRefused(
+                f"destination {destination} is running: pause it first (its cursor moves "
+                "only while it is stopped), then move the cursor and resume it"
+            )
+        config = self.config.destination(destination)
+        if config.mq.delivery == "exactly_once":
+            raise ActionRefused(
+                f"destination {destination} delivers exactly_once: its cursor is committed "
+                "with its records to the offsets topic, which is not rewritten; stop it, "
+                "remove it from the file, and add it under a new name with start set"
+            )
+        self._refuse_memory_meta(destination, "move_cursor")
+        return config
 
     def _check_runs_here(self, destination: str) -> None:
         """``UnknownDestination`` for a name the configuration lacks; in HA mode
