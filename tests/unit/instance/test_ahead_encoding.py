@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import pytest
 
-from bridge import native, runner
+from bridge import native
 from bridge.config import parse_config
 from bridge.config.models import DestinationConfig
 from bridge.entry import AheadEncoding
@@ -19,6 +19,7 @@ from bridge.mq.flat_encoder import RENDER_HEADROOM, RenderedRows
 from bridge.mq.formats import rows_encoder
 from bridge.mq.records import RECORD_OVERHEAD
 from bridge.mq.rendering import EventRenderer, render_rows
+from bridge.runner import runner
 from tests.unit.test_config import base, with_
 
 # The encoder only asks whether a compiled module is there when it says what may go ahead.
