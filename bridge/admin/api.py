@@ -20,7 +20,12 @@ import orjson
 from aiohttp import web
 
 from bridge.admin.api_actions import config_answer, cursor_answer, switch_answer
-from bridge.admin.api_documents import RowRates, destination_documents
+from bridge.admin.api_documents import (
+    Documents,
+    RecentDocuments,
+    RowRates,
+    destination_documents,
+)
 from bridge.admin.auth import Handler, requires_token, same_site_json
 from bridge.admin.base import Observed
 from bridge.admin.control import Answer, DestinationControl, snapshot_answer
@@ -60,6 +65,7 @@ class RestApi:
         self.control = control
         self._compute = compute
         self._rates = RowRates()
+        self.documents = RecentDocuments(self._documents)
         openapi = resources.files("bridge.admin").joinpath("openapi.json").read_bytes()
         self._openapi = orjson.dumps(orjson.loads(openapi))
 
@@ -88,13 +94,18 @@ class RestApi:
         return web.Response(body=self._openapi, content_type="application/json")
 
     async def _list(self, request: web.Request) -> web.Response:
-        return await self._answer(request, lambda: (200, {"destinations": self._documents()}))
+        documents = self.documents.latest()
+        if documents is not None:
+            return web.json_response({"destinations": documents}, dumps=_dumps)
+        return await self._answer(
+            request, lambda: (200, {"destinations": self.documents.refresh()})
+        )
 
     async def _one(self, request: web.Request) -> web.Response:
         name = request.match_info["destination"]
 
-        def one() -> Answer:
-            for document in self._documents():
+        def one(documents: Documents) -> Answer:
+            for document in documents:
                 if document["name"] == name:
                     return 200, document
             return 404, {
@@ -102,7 +113,11 @@ class RestApi:
                 "GET /api/v1/destinations lists those that are"
             }
 
-        return await self._answer(request, one)
+        documents = self.documents.latest()
+        if documents is not None:
+            status, document = one(documents)
+            return web.json_response(document, status=status, dumps=_dumps)
+        return await self._answer(request, lambda: one(self.documents.refresh()))
 
     def _documents(self) -> list[dict[str, object]]:
         return destination_documents(self.observed.snapshots(), self.probes.verdicts(), self._rates)
@@ -170,6 +185,7 @@ class RestApi:
             status, document = 413, {"error": f"the body is over {max_body} bytes"}
         else:
             status, document = await self._compute_answer(request, lambda: answer(body))
+            self.documents.forget()
         log.log(
             logging.INFO if status < 400 else logging.WARNING,
             "admin endpoint: %s of %s requested from %s: %d %s",

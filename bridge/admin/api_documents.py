@@ -5,6 +5,12 @@ A rate needs two samples of the row count, so the API keeps the last sample of e
 destination (``RowRates``) and answers the rate between it and the newest one. A restarted
 destination's count starts again at 0: that sample starts over instead of answering a
 negative rate.
+
+The documents are kept fresh by a thread of their own while clients read them
+(``RecentDocuments``), so that a read copies bytes on the event loop instead of computing:
+with 100 busy destinations in one process, every thread handing a computed answer over waits
+its turn for the interpreter behind theirs (bench/live_many.py measured a p95 of 301 ms and
+answers of several seconds computing per request; docs/operations.md has the figures now).
 """
 
 from __future__ import annotations
@@ -17,6 +23,14 @@ from typing import Any
 from bridge.admin.base import DestinationSnapshot
 from bridge.admin.probes import Verdict
 from bridge.admin.status_document import destination_fields
+
+# How often the documents are computed while clients read them: the console polls once a
+# second, and a write should show on it within two.
+REFRESH_S = 0.5
+# Documents older than this are computed for the read instead (the refresher fell behind).
+STALE_AFTER_S = 2 * REFRESH_S
+# The refresher computes only while someone read this recently: an idle bridge stays idle.
+READ_RECENTLY_S = 10.0
 
 # Samples closer together than this keep the previous rate (many clients polling at once
 # would otherwise measure a few milliseconds and answer noise).
@@ -74,3 +88,42 @@ def destination_documents(
         documents.append(document)
     rates.keep_only({s.destination for s in snapshots})
     return documents
+
+
+Documents = list[dict[str, Any]]
+
+
+class RecentDocuments:
+    """The destinations' documents as of at most ``STALE_AFTER_S`` ago, refreshed by ``tick``
+    (the admin server calls it every ``REFRESH_S`` on a thread of its own)."""
+
+    def __init__(
+        self, compute: Callable[[], Documents], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._compute = compute
+        self._clock = clock
+        self._kept: tuple[float, Documents] | None = None
+        self._read_at: float | None = None
+
+    def latest(self) -> Documents | None:
+        """The kept documents, or None when there are none fresh enough: the caller computes
+        them (``refresh``) off the event loop."""
+        now = self._read_at = self._clock()
+        kept = self._kept
+        if kept is None or now - kept[0] > STALE_AFTER_S:
+            return None
+        return kept[1]
+
+    def refresh(self) -> Documents:
+        documents = self._compute()
+        self._kept = (self._clock(), documents)
+        return documents
+
+    def forget(self) -> None:
+        """Drop the kept documents: an action changed what they say."""
+        self._kept = None
+
+    def tick(self) -> None:
+        read_at = self._read_at
+        if read_at is not None and self._clock() - read_at < READ_RECENTLY_S:
+            self.refresh()

@@ -38,6 +38,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from bridge.admin.api import RestApi
+from bridge.admin.api_documents import REFRESH_S
 from bridge.admin.auth import TOKEN, BearerToken, requires_token
 from bridge.admin.base import Observed
 from bridge.admin.control import DestinationControl
@@ -115,7 +116,8 @@ class AdminServer:
         self.control = control
         self.api = RestApi(observed, self.probes, control, self._off_loop)
         self._watchers = [
-            Periodic("admin-readiness", READINESS_LOG_INTERVAL_S, ReadinessLog(self.probes).tick)
+            Periodic("admin-readiness", READINESS_LOG_INTERVAL_S, ReadinessLog(self.probes).tick),
+            Periodic("admin-api-documents", REFRESH_S, self.api.documents.tick),
         ]
         if broker is not None:
             self._watchers.append(

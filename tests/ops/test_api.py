@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from bridge.admin import AdminServer, DestinationSnapshot, SnapshotUsage
-from bridge.admin.api_documents import RowRates
+from bridge.admin.api_documents import RecentDocuments, RowRates
 from bridge.admin.auth import UNAUTHORIZED
 from bridge.config import AdminConfig, ConfigChange, parse_config
 from bridge.exceptions import ActionRefused, BridgeError
@@ -361,3 +361,30 @@ def test_rates_are_rows_per_second_between_samples_and_restart_after_a_reset() -
     rates.keep_only({"d2"})
     now[0] = 4.0
     assert rates.rate("d1", 50) is None  # forgotten
+
+
+def test_documents_are_kept_fresh_while_read_and_not_computed_while_idle() -> None:
+    now = [0.0]
+    computed: list[float] = []
+
+    def compute() -> list[dict[str, object]]:
+        computed.append(now[0])
+        return [{"name": "d1", "rows": len(computed)}]
+
+    recent = RecentDocuments(compute, clock=lambda: now[0])
+    recent.tick()
+    assert computed == []  # nobody has read: an idle bridge computes nothing
+    assert recent.latest() is None  # cold: the reader computes
+    assert recent.refresh() == [{"name": "d1", "rows": 1}]
+    now[0] = 0.5
+    recent.tick()  # read 0.5 s ago: refreshed
+    now[0] = 0.9
+    assert recent.latest() == [{"name": "d1", "rows": 2}]
+    now[0] = 2.0  # the refresher fell behind: too old to answer with
+    assert recent.latest() is None
+    recent.refresh()
+    recent.forget()  # an action changed what they say
+    assert recent.latest() is None
+    now[0] = 20.0
+    recent.tick()  # last read 18 s ago: idle again
+    assert computed == [0.0, 0.5, 2.0]
