@@ -273,6 +273,17 @@ def connect_admin(mysql: MysqlEndpoint) -> pymysql.connections.Connection:  # ty
     )
 
 
+def execute_admin(mysql: MysqlEndpoint, *statements: str) -> None:
+    """Run ``statements`` in order on one admin connection (each its own transaction)."""
+    conn = connect_admin(mysql)
+    try:
+        with conn.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def admin_connection(mysql: MysqlEndpoint) -> Iterator[pymysql.connections.Connection]:  # type: ignore[type-arg]
     conn = connect_admin(mysql)

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.browser.console_page import Dialogs, act, cell, open_page
-from tests.conftest import MysqlEndpoint, connect_admin
+from tests.conftest import MysqlEndpoint, execute_admin
 from tests.e2e.bridge_process import BridgeProcess, create_topic, read_records_to_end, write_config
 from tests.ops.helpers import free_port, wait_until
 
@@ -51,7 +51,7 @@ class Console:
     def insert(self, count: int, table: str = "items") -> list[int]:
         ids = list(range(self.next_id, self.next_id + count))
         self.next_id += count
-        execute(
+        execute_admin(
             self.mysql,
             f"INSERT INTO `{self.schema}`.`{table}` VALUES "
             + ",".join(f"({i}, 'v{i}')" for i in ids),
@@ -82,16 +82,6 @@ def message(page: Page) -> str:
     return page.text_content("#message") or ""
 
 
-def execute(mysql: MysqlEndpoint, *statements: str) -> None:
-    conn = connect_admin(mysql)
-    try:
-        with conn.cursor() as cur:
-            for statement in statements:
-                cur.execute(statement)
-    finally:
-        conn.close()
-
-
 @pytest.fixture(scope="module")
 def console(
     tmp_path_factory: pytest.TempPathFactory,
@@ -101,7 +91,7 @@ def console(
 ) -> Iterator[Console]:
     folder = tmp_path_factory.mktemp("console")
     schema = f"t_console_{uuid.uuid4().hex[:8]}"
-    execute(
+    execute_admin(
         mysql,
         f"CREATE DATABASE `{schema}`",
         f"CREATE TABLE `{schema}`.items (id INT PRIMARY KEY, v VARCHAR(20))",
@@ -132,7 +122,7 @@ def console(
         yield found
     finally:
         bridge.kill()
-        execute(mysql, f"DROP DATABASE IF EXISTS `{schema}`")
+        execute_admin(mysql, f"DROP DATABASE IF EXISTS `{schema}`")
 
 
 def test_lag_and_rows_follow_writes_within_two_seconds(console: Console) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import MysqlEndpoint, connect_admin
+from tests.conftest import MysqlEndpoint, execute_admin
 from tests.e2e.bridge_process import (
     BridgeProcess,
     ReadRecord,
@@ -30,16 +30,6 @@ pytestmark = pytest.mark.services
 
 ROWS = 150
 SNAPSHOT_HEADER = "canal-bridge-snapshot"
-
-
-def _execute(mysql: MysqlEndpoint, *statements: str) -> None:
-    conn = connect_admin(mysql)
-    try:
-        with conn.cursor() as cur:
-            for statement in statements:
-                cur.execute(statement)
-    finally:
-        conn.close()
 
 
 def _config(tmp_path: Path, mysql: MysqlEndpoint, kafka: str, schema: str) -> tuple[Path, str]:
@@ -109,7 +99,7 @@ def test_a_requested_table_arrives_as_snapshot_rows_while_streaming_goes_on(
     tmp_path: Path, mysql: MysqlEndpoint, kafka_bootstrap: str, scratch_schema: str
 ) -> None:
     table = f"`{scratch_schema}`.items"
-    _execute(
+    execute_admin(
         mysql,
         f"CREATE TABLE {table} (id INT PRIMARY KEY, v VARCHAR(20))",
         f"INSERT INTO {table} VALUES " + ",".join(f"({i}, 'old{i}')" for i in range(ROWS)),
@@ -119,7 +109,7 @@ def test_a_requested_table_arrives_as_snapshot_rows_while_streaming_goes_on(
     bridge = BridgeProcess(path).start()
     try:
         bridge.wait_for_output(f"destination {destination} reading", timeout_s=60)
-        _execute(mysql, f"INSERT INTO {table} VALUES (1000, 'streamed before')")
+        execute_admin(mysql, f"INSERT INTO {table} VALUES (1000, 'streamed before')")
         before = _wait_for(
             kafka_bootstrap, topic, lambda r: 1000 in _ids(r, snapshot=False), bridge
         )
@@ -140,7 +130,7 @@ def test_a_requested_table_arrives_as_snapshot_rows_while_streaming_goes_on(
             f"destination {destination}: snapshot of {scratch_schema}.items started; "
             "its cursor carries the plan\n"
         )
-        _execute(mysql, f"INSERT INTO {table} VALUES (1001, 'streamed after')")
+        execute_admin(mysql, f"INSERT INTO {table} VALUES (1001, 'streamed after')")
         records = _wait_for(
             kafka_bootstrap,
             topic,
