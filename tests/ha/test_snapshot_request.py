@@ -15,9 +15,9 @@ from kazoo.client import KazooClient
 
 from bridge.ha.paths import ZkLayout
 from bridge.ha.snapshot_requests import write_request
-from tests.conftest import MysqlEndpoint
+from tests.conftest import MysqlEndpoint, execute_admin
 from tests.e2e.bridge_process import create_topic, read_records_to_end, write_config
-from tests.e2e.test_snapshot_on_demand import _execute, _ids, _snapshot_command
+from tests.e2e.test_snapshot_on_demand import _ids, _snapshot_command
 from tests.ha.cluster import ha_cluster
 from tests.ha.conftest import eventually
 
@@ -38,7 +38,7 @@ def test_the_request_reaches_the_process_running_the_destination(
     zookeeper_hosts: str,
 ) -> None:
     table = f"`{scratch_schema}`.items"
-    _execute(
+    execute_admin(
         mysql,
         f"CREATE TABLE {table} (id INT PRIMARY KEY, v VARCHAR(20))",
         f"INSERT INTO {table} VALUES " + ",".join(f"({i}, 'old{i}')" for i in range(ROWS)),
