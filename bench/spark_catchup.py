@@ -1,17 +1,20 @@
-"""How fast the mirror job catches up on a backlog, and how much heap it takes doing so.
+"""How fast a Spark job (the mirror, or the changelog with ``--job changelog``) catches up
+on a backlog, and how much heap it takes doing so.
 
     var/venv/bin/python -m bench.spark_catchup --changes 1000000 [--snapshot] [--reconcile]
-        [--driver-memory 1g] [--job-arg=--max-offsets-per-trigger=50000] [--record]
+        [--job mirror|changelog] [--driver-memory 1g]
+        [--job-arg=--max-offsets-per-trigger=50000] [--record]
 
 1. A fresh 3-partition topic gets ``--changes`` changes of one table
    (``bench.spark_backlog``: 10 INSERTs, 5 UPDATEs, 1 DELETE per 16; ``--snapshot``: INSERTs
    of an initial snapshot).
-2. ``python -m spark_jobs.mirror --available-now`` runs with its defaults (local[2], Spark's
-   1g heap unless ``--driver-memory``) under ``nice -n 10``, its JVM logging every garbage
-   collection (``-Xlog:gc``). The job's per-batch progress lines give the records and duration
-   of each batch; the rate is records over the batches' summed durations (JVM start-up and
-   the Ivy check aside, reported apart as the wall time), also for the first and the second
-   half of the batches, so a rate that sinks as the mirror grows shows.
+2. ``python -m spark_jobs.mirror --available-now`` (or ``spark_jobs.changelog``) runs with
+   its defaults (local[2], Spark's 1g heap unless ``--driver-memory``) under ``nice -n 10``,
+   its JVM logging every garbage collection (``-Xlog:gc``). The job's per-batch progress
+   lines give the records and duration of each batch; the rate is records over the batches'
+   summed durations (JVM start-up and the Ivy check aside, reported apart as the wall time),
+   also for the first and the second half of the batches, so a rate that sinks as the
+   output grows shows.
 3. Heap: the largest heap in use before a collection (what the heap had to hold, garbage
    included) and after one (what was live), from the GC log, against the heap's maximum.
 4. ``--reconcile``: the table the changes leave is loaded into the local MariaDB
@@ -112,8 +115,20 @@ def read_heap(gc_log: Path) -> Heap:
     return heap
 
 
-def run_mirror(
-    topic: str, workdir: Path, driver_memory: str | None, job_args: list[str], log: Path
+# Each job's module and the option naming the folder it writes.
+JOBS = {
+    "mirror": ("spark_jobs.mirror", "--mirror"),
+    "changelog": ("spark_jobs.changelog", "--output"),
+}
+
+
+def run_job(  # noqa: PLR0917 (one run's settings)
+    job: str,
+    topic: str,
+    workdir: Path,
+    driver_memory: str | None,
+    job_args: list[str],
+    log: Path,
 ) -> tuple[int, float, list[tuple[int, int, float]], Heap]:
     gc_log = workdir / "gc.log"
     env = dict(os.environ)
@@ -126,10 +141,10 @@ def run_mirror(
         "10",
         str(PYTHON),
         "-m",
-        "spark_jobs.mirror",
+        JOBS[job][0],
         "--topics",
         topic,
-        "--mirror",
+        JOBS[job][1],
         str(workdir / "mirror"),
         "--checkpoint",
         str(workdir / "cp"),
@@ -271,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--job-arg", action="append", default=[], help="an extra argument for the mirror job"
     )
-    parser.add_argument("--reconcile", action="store_true")
+    parser.add_argument("--job", choices=sorted(JOBS), default="mirror")
+    parser.add_argument("--reconcile", action="store_true", help="the mirror's, with the source")
     parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
     parser.add_argument("--label", default="Catch-up")
     parser.add_argument("--keep", action="store_true", help="keep the topic and the mirror")
@@ -293,12 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     stamp = int(time.time())
     workdir = Path(tempfile.mkdtemp(prefix="spark-catchup-", dir=raw))
     job_log = raw / f"spark-catchup-{stamp}.log"
-    code, wall, batches, heap = run_mirror(
-        topic, workdir, args.driver_memory, args.job_arg, job_log
+    code, wall, batches, heap = run_job(
+        args.job, topic, workdir, args.driver_memory, args.job_arg, job_log
     )
     run = Run(args.changes, args.snapshot, produce_s, wall, code, batches, heap)
-    print(f"[spark_catchup] mirror exit {code}, {run.records:,} records, {run.rate():,.0f}/s")
-    if args.reconcile and code == 0:
+    print(f"[spark_catchup] {args.job} exit {code}, {run.records:,} records, {run.rate():,.0f}/s")
+    if args.reconcile and code == 0 and args.job == "mirror":
         load_source(args.changes, args.snapshot)
         verdict, seconds, peak = run_reconcile(workdir, raw / f"spark-reconcile-{stamp}.log")
         run.reconcile, run.reconcile_s, run.reconcile_peak_rss_mb = verdict, seconds, peak
