@@ -30,7 +30,6 @@ import argparse
 import http.client
 import itertools
 import re
-import shlex
 import statistics
 import sys
 import tempfile
@@ -55,7 +54,7 @@ from bench.many_destinations import (
     write_config,
 )
 from bench.measure import BridgeRun, create_topic, delete_topic
-from bench.run import RESULTS, load_average, machine
+from bench.run import RESULTS, load_average, machine, record_table
 
 TABLE = re.compile(r"t(\d+)$")
 WINDOW_S = 10.0
@@ -294,18 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER, flush=True)
     print(result.row(), flush=True)
     if args.record:
-        command = "var/venv/bin/python -m bench.live_many " + shlex.join(
-            argv if argv is not None else sys.argv[1:]
-        )
-        with RESULTS.open("a") as out:
-            out.write(
-                f"\n### {args.label} ({time.strftime('%Y-%m-%d %H:%M')})\n\n"
-                f"- machine: {machine()}\n- command: `{command}`\n\n"
-                + HEADER
-                + "\n"
-                + result.row()
-                + "\n"
-            )
+        record_table("bench.live_many", argv, args.label, HEADER + "\n" + result.row())
     return 0
 
 

@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shlex
-import sys
 import tempfile
 import time
 import urllib.request
@@ -50,7 +48,7 @@ from bench.measure import (
     process_tree,
     usage_of,
 )
-from bench.run import RESULTS, load_average, machine
+from bench.run import RESULTS, load_average, machine, record_table
 from bench.workloads import connect, master_position
 from tests.integration.mariadb_server import ThrowawayMariaDB
 
@@ -357,18 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(result.row())
         print(rows[-1], flush=True)
     if args.record:
-        command = "var/venv/bin/python -m bench.many_destinations " + shlex.join(
-            argv if argv is not None else sys.argv[1:]
-        )
-        with RESULTS.open("a") as out:
-            out.write(
-                f"\n### {args.label} ({time.strftime('%Y-%m-%d %H:%M')})\n\n"
-                f"- machine: {machine()}\n- command: `{command}`\n\n"
-                + HEADER
-                + "\n"
-                + "\n".join(rows)
-                + "\n"
-            )
+        record_table("bench.many_destinations", argv, args.label, HEADER + "\n" + "\n".join(rows))
     return 0
 
 

@@ -305,6 +305,20 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+def record_table(module: str, argv: list[str] | None, label: str, table: str) -> None:
+    """Append a run to RESULTS: ``label`` with the time, the machine, the command that
+    reproduces it (``python -m module`` with ``argv``, else this process's arguments) and
+    the Markdown ``table``."""
+    command = f"var/venv/bin/python -m {module} " + shlex.join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    with RESULTS.open("a") as out:
+        out.write(
+            f"\n### {label} ({time.strftime('%Y-%m-%d %H:%M')})\n\n"
+            f"- machine: {machine()}\n- command: `{command}`\n\n{table}\n"
+        )
+
+
 def report(
     label: str,
     command: str,
