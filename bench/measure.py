@@ -1,5 +1,6 @@
 """Measuring child processes: CPU seconds and peak RSS from /proc, the bridge as a child, the
-floors (``mariadb-binlog --raw`` and plain mysql-replication) on the same binlog range."""
+floors (the server's own binlog client with ``--raw``, and plain mysql-replication) on the same
+binlog range."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ from typing import Any, TypeVar
 import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from bench.compare import artifacts
+from bench.source import Flavor, SourceServer, source_server
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # How often ``wait_for_rows`` asks: every 20 ms near the end, every 50 ms until the first rows
 # come, at most a quarter second apart.
@@ -34,11 +38,9 @@ def bootstrap() -> str:
     return os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092")
 
 
-def mysql_address() -> tuple[str, int]:
-    env = os.environ
-    return env.get("CANAL_BRIDGE_MYSQL_HOST", "127.0.0.1"), int(
-        env.get("CANAL_BRIDGE_MYSQL_PORT", "13306")
-    )
+def mysql_address(source: SourceServer | None = None) -> tuple[str, int]:
+    """Where ``source`` (the local MariaDB by default) listens."""
+    return (source or source_server()).address
 
 
 @dataclass(frozen=True)
@@ -60,22 +62,24 @@ SERVICES_DIR = (
 @dataclass(frozen=True)
 class SharedCpu:
     """CPU seconds so far of what shares the machine with the bridge: the local Kafka broker
-    and MariaDB (from ``deploy/local/services.sh``'s PID files; 0 when not started there) and
-    every process of the machine together."""
+    and the source server (MariaDB or MySQL, from ``deploy/local/services.sh``'s PID files; 0
+    when not started there) and every process of the machine together."""
 
     kafka_s: float
-    mariadb_s: float
+    source_s: float
     machine_s: float
 
     def __sub__(self, earlier: SharedCpu) -> SharedCpu:
         return SharedCpu(
             self.kafka_s - earlier.kafka_s,
-            self.mariadb_s - earlier.mariadb_s,
+            self.source_s - earlier.source_s,
             self.machine_s - earlier.machine_s,
         )
 
 
-def shared_cpu() -> SharedCpu:
+def shared_cpu(source: Flavor = "mariadb") -> SharedCpu:
+    """``source``: the server whose CPU counts (its service folder has the same name)."""
+
     def service(name: str) -> float:
         try:
             return usage_of(int((SERVICES_DIR / name / f"{name}.pid").read_text())).cpu_s
@@ -85,7 +89,7 @@ def shared_cpu() -> SharedCpu:
     # /proc/stat's first line: user nice system idle iowait irq softirq steal ... (ticks)
     ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
     busy = sum(ticks) - ticks[3] - ticks[4]
-    return SharedCpu(service("kafka"), service("mariadb"), busy / CLOCK_TICKS)
+    return SharedCpu(service("kafka"), service(source), busy / CLOCK_TICKS)
 
 
 def usage_of(pid: int) -> Usage:
@@ -199,6 +203,7 @@ class BridgeRun:
     # A config written by the caller (bench.many_destinations: many destinations), used as it
     # is instead of the one-destination config above; it should listen on ``port``.
     config_file: Path | None = None
+    source: SourceServer | None = None  # the server it reads; None: the local MariaDB
 
     def __post_init__(self) -> None:
         self.port = free_port()
@@ -209,16 +214,17 @@ class BridgeRun:
         self.started_at = 0.0
         # Each process's own peak RSS seen so far (kB), by PID: see ``note_peaks``.
         self.peaks_kb: dict[int, int] = {}
+        self.server = self.source or source_server()
 
     def config(self) -> Path:
         if self.config_file is not None:
             return self.config_file
-        host, port = mysql_address()
+        host, port = self.server.address
         destination: dict[str, Any] = {
             "name": self.name,
             "source": {
                 "address": f"{host}:{port}",
-                "username": os.environ.get("CANAL_BRIDGE_MYSQL_USER", "canal"),
+                "username": self.server.user,
                 "password": "${CANAL_PASSWORD}",
                 "slave_id": 30000 + os.getpid() % 10000,
             },
@@ -249,7 +255,7 @@ class BridgeRun:
     def start_process(self) -> None:
         env = {
             **os.environ,
-            "CANAL_PASSWORD": os.environ.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal"),
+            "CANAL_PASSWORD": self.server.password,
             **(self.env or {}),
         }
         command = [sys.executable, "-m", "bridge.cli", "run", "--config", str(self.config())]
@@ -355,37 +361,53 @@ class FloorResult:
     bytes: int
 
 
-def mariadb_binlog_floor(start: tuple[str, int], end: int) -> FloorResult:
-    """Read the binlog bytes ``start``..``end`` with ``mariadb-binlog --raw`` (to files)."""
-    host, port = mysql_address()
-    env = os.environ
-    with tempfile.TemporaryDirectory() as out:
-        command = [
-            "mariadb-binlog",
-            "--read-from-remote-server",
-            "--raw",
-            f"--host={host}",
-            f"--port={port}",
-            f"--user={env.get('CANAL_BRIDGE_MYSQL_USER', 'canal')}",
-            f"--password={env.get('CANAL_BRIDGE_MYSQL_PASSWORD', 'canal')}",
-            f"--start-position={start[1]}",
-            f"--stop-position={end}",
-            f"--result-file={out}/",
-            start[0],
-        ]
-        began = time.monotonic()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, rusage = os.wait4(process.pid, 0)
-        wall = time.monotonic() - began
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode != 0:
-            assert process.stderr is not None
-            raise RuntimeError(f"mariadb-binlog failed: {process.stderr.read().decode()}")
-        size = sum(p.stat().st_size for p in Path(out).iterdir())
+def binlog_floor(
+    start: tuple[str, int], end: int, source: SourceServer | None = None
+) -> FloorResult:
+    """Read the binlog bytes ``start``..``end`` with the server's own client in ``--raw`` mode
+    (to files): ``mariadb-binlog`` for MariaDB; for MySQL its ``mysqlbinlog`` from the sid
+    root MySQL runs in (``mariadb-binlog`` refuses MySQL 9's version string). MySQL's client
+    ignores ``--stop-position`` in raw mode and copies to the file's end, which is ``end``
+    when nothing else wrote to the server meanwhile."""
+    server = source or source_server()
+    env = {**os.environ, "MYSQL_PWD": server.password}
+    options = [
+        "--read-from-remote-server",
+        "--raw",
+        f"--host={server.host}",
+        f"--port={server.port}",
+        f"--user={server.user}",
+        f"--start-position={start[1]}",
+        f"--stop-position={end}",
+    ]
+    if server.flavor == "mariadb":
+        with tempfile.TemporaryDirectory() as out:
+            command = ["mariadb-binlog", *options, f"--result-file={out}/", start[0]]
+            return _copy_floor(command, env, Path(out))
+    artifacts.COMPARE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=artifacts.COMPARE, prefix="floor-") as out:
+        inside = artifacts.host_path_in_sid(Path(out))
+        command = ["mysqlbinlog", "--no-defaults", "--get-server-public-key", *options]
+        command = artifacts.in_sid([*command, f"--result-file={inside}/", start[0]])
+        return _copy_floor(command, env, Path(out))
+
+
+def _copy_floor(command: list[str], env: dict[str, str], out: Path) -> FloorResult:
+    began = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, rusage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - began
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        assert process.stderr is not None
+        raise RuntimeError(f"{command[0]} failed: {process.stderr.read().decode()}")
+    size = sum(p.stat().st_size for p in out.iterdir())
     return FloorResult(wall, rusage.ru_utime + rusage.ru_stime, 0, size)
 
 
-def replication_floor(start: tuple[str, int], end: int, schema: str) -> FloorResult:
+def replication_floor(
+    start: tuple[str, int], end: int, schema: str, source: SourceServer | None = None
+) -> FloorResult:
     """Decode the rows of ``schema`` in ``start``..``end`` with plain mysql-replication (in a
     child process, so that its CPU time is its own)."""
     command = [
@@ -396,6 +418,7 @@ def replication_floor(start: tuple[str, int], end: int, schema: str) -> FloorRes
         str(start[1]),
         str(end),
         schema,
+        (source or source_server()).flavor,
     ]
     began = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.PIPE)

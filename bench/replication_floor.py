@@ -1,6 +1,6 @@
 """Plain mysql-replication decoding a binlog range: the floor the bridge's parser is compared to.
 
-    python -m bench.replication_floor FILE START END SCHEMA
+    python -m bench.replication_floor FILE START END SCHEMA [mariadb|mysql]
 
 Prints ``{"rows": n}``: the row changes of ``SCHEMA`` between START and END, each row decoded
 (``event.rows``) the library's own way.
@@ -11,19 +11,22 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import cast
 
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
+from bench.source import Flavor, source_server
 
-def main(file: str, start: int, end: int, schema: str) -> int:
-    env = os.environ
+
+def main(file: str, start: int, end: int, schema: str, flavor: Flavor = "mariadb") -> int:
+    server = source_server(flavor)
     stream = BinLogStreamReader(
         connection_settings={
-            "host": env.get("CANAL_BRIDGE_MYSQL_HOST", "127.0.0.1"),
-            "port": int(env.get("CANAL_BRIDGE_MYSQL_PORT", "13306")),
-            "user": env.get("CANAL_BRIDGE_MYSQL_USER", "canal"),
-            "passwd": env.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal"),
+            "host": server.host,
+            "port": server.port,
+            "user": server.user,
+            "passwd": server.password,
         },
         server_id=40000 + os.getpid() % 10000,
         log_file=file,
@@ -48,4 +51,5 @@ def main(file: str, start: int, end: int, schema: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
+    flavor = cast(Flavor, sys.argv[5] if len(sys.argv) > 5 else "mariadb")
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], flavor))

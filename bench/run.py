@@ -2,17 +2,20 @@
 
     var/venv/bin/python -m bench.run --all [--scale 1] [--repeat 3] [--record]
     var/venv/bin/python -m bench.run --workload a --scale 0.1
+    var/venv/bin/python -m bench.run --source mysql --workload a --workload a-compressed
     var/venv/bin/python -m bench.run --live [--rate 5000 --seconds 20]
     var/venv/bin/python -m bench.run --snapshot --rows 1000000  (bench.snapshot)
 
-Per workload: load it into a fresh schema of the local MariaDB (after FLUSH BINARY LOGS, so it
-sits in one binlog file), then, ``--repeat`` times, run ``canal-bridge run`` as a child process
+Per workload: load it into a fresh schema of the source server (``--source``: the local MariaDB
+by default, or the local MySQL 9; after FLUSH BINARY LOGS, so it sits in one binlog file),
+then, ``--repeat`` times, run ``canal-bridge run`` as a child process
 from the workload's first binlog position to a fresh topic (acks=all, FlatMessage JSON) and
 time it until the bridge reports every row change acked by Kafka (its /metrics ``rows``
 counter: polled rarely while much is left, every 20 ms near the end). The floors run in the
-same round, on the same binlog range: ``mariadb-binlog --read-from-remote-server --raw`` and
-plain mysql-replication decoding every row. Figures are medians over the rounds. The first
-round also reads the topic back and checks the row count.
+same round, on the same binlog range: the server's binlog client copying the bytes
+(``mariadb-binlog`` or MySQL's ``mysqlbinlog``, ``--read-from-remote-server --raw``) and plain
+mysql-replication decoding every row. Figures are medians over the rounds. The first round
+also reads the topic back and checks the row count.
 
 ``--live``: the bridge follows the binlog while a loader commits rows at ``--rate`` row changes
 per second (transactions of ``--txn-rows``); latency is each row's commit (the loader's clock
@@ -46,14 +49,15 @@ from bench.measure import (
     BridgeRun,
     FloorResult,
     SharedCpu,
+    binlog_floor,
     create_topic,
     delete_topic,
-    mariadb_binlog_floor,
     replication_floor,
     shared_cpu,
     usage_of,
 )
 from bench.snapshot import report_lines, run_snapshot
+from bench.source import SourceServer, add_source_argument, source_server
 from bench.workloads import (
     WORKLOADS,
     connect,
@@ -81,7 +85,7 @@ class Round:
     binlog_bytes: int
     replication_floor_s: float
     replication_floor_cpu_s: float
-    shared: SharedCpu  # Kafka broker, MariaDB and machine CPU while streaming
+    shared: SharedCpu  # Kafka broker, source server and machine CPU while streaming
 
 
 def run_workload(
@@ -95,10 +99,12 @@ def run_workload(
     env: dict[str, str] | None = None,
     root: Path | None = None,
     settings: dict[str, Any] | None = None,
+    source: SourceServer | None = None,
 ) -> dict[str, Any]:
     workload = WORKLOADS[name]
-    schema = f"bench_{name}"
-    conn = connect()
+    server = source or source_server()
+    schema = f"bench_{name.replace('-', '_')}"
+    conn = connect(source=server)
     create_schema(conn, schema, workload)
     with conn.cursor() as cur:
         cur.execute("FLUSH BINARY LOGS")
@@ -116,16 +122,18 @@ def run_workload(
     for index in range(repeat):
         topic = f"bench-{name}-{uuid.uuid4().hex[:8]}"
         create_topic(topic)
-        bridge = BridgeRun(workdir, schema, topic, start, env=env, root=root, settings=settings)
+        bridge = BridgeRun(
+            workdir, schema, topic, start, env=env, root=root, settings=settings, source=server
+        )
         if profile is not None and index == 0:
             profile.mkdir(parents=True, exist_ok=True)
             bridge.profile = profile / f"{name}.txt"
         try:
             bridge.start_process()
             t_read = bridge.wait_for_log(READING)
-            cpu_read, shared_read = usage_of(bridge.pid).cpu_s, shared_cpu()
+            cpu_read, shared_read = usage_of(bridge.pid).cpu_s, shared_cpu(server.flavor)
             t_done = bridge.wait_for_rows(expected, timeout_s=600 + expected / 1000)
-            usage, shared = usage_of(bridge.pid), shared_cpu() - shared_read
+            usage, shared = usage_of(bridge.pid), shared_cpu(server.flavor) - shared_read
         finally:
             bridge.stop()
         if index == 0:
@@ -133,9 +141,11 @@ def run_workload(
             if counted != expected:
                 raise RuntimeError(f"{topic}: {counted} rows in Kafka, expected {expected}")
         delete_topic(topic)
-        binlog = mariadb_binlog_floor(start, end) if floors else FloorResult(1, 0, 0, 0)
+        binlog = binlog_floor(start, end, server) if floors else FloorResult(1, 0, 0, 0)
         decoded = (
-            replication_floor(start, end, schema) if floors else FloorResult(1, 0, expected, 0)
+            replication_floor(start, end, schema, server)
+            if floors
+            else FloorResult(1, 0, expected, 0)
         )
         if decoded.rows != expected:
             raise RuntimeError(f"mysql-replication decoded {decoded.rows} rows of {expected}")
@@ -152,18 +162,18 @@ def run_workload(
             replication_floor_cpu_s=decoded.cpu_s,
             shared=shared,
         )
-        print(f"[{name}] round {index + 1}: {summary(result)}", flush=True)
+        print(f"[{name}] round {index + 1}: {summary(result, server.title)}", flush=True)
         rounds.append(result)
     return {"workload": name, "scale": scale, "load_s": load_s, "rounds": rounds}
 
 
-def summary(r: Round) -> str:
+def summary(r: Round, server: str = "MariaDB") -> str:
     return (
         f"{r.rows / r.stream_s:,.0f} rows/s from dump start ({r.rows / r.total_s:,.0f} from "
         f"spawn), {r.stream_cpu_s / r.rows * 1e6:.1f} CPU s/M rows, peak RSS "
-        f"{r.peak_rss_mb:.0f} MB; mariadb-binlog {r.binlog_floor_s:.2f}s, mysql-replication "
+        f"{r.peak_rss_mb:.0f} MB; binlog copy {r.binlog_floor_s:.2f}s, mysql-replication "
         f"{r.replication_floor_s:.2f}s vs bridge {r.stream_s:.2f}s; Kafka broker "
-        f"{r.shared.kafka_s / r.rows * 1e6:.1f}, MariaDB {r.shared.mariadb_s / r.rows * 1e6:.1f} "
+        f"{r.shared.kafka_s / r.rows * 1e6:.1f}, {server} {r.shared.source_s / r.rows * 1e6:.1f} "
         f"CPU s/M rows, machine busy {r.shared.machine_s / r.stream_s:.2f} cores"
     )
 
@@ -177,9 +187,10 @@ def run_live(  # noqa: PLR0917  (the live run's knobs, straight from the command
     env: dict[str, str] | None = None,
     root: Path | None = None,
     settings: dict[str, Any] | None = None,
+    source: SourceServer | None = None,
 ) -> dict[str, Any]:
     schema = "bench_live"
-    conn = connect()
+    conn = connect(source=source)
     create_schema(conn, schema, WORKLOADS["d"])
     start = master_position(conn)
     topic = f"bench-live-{uuid.uuid4().hex[:8]}"
@@ -193,6 +204,7 @@ def run_live(  # noqa: PLR0917  (the live run's knobs, straight from the command
         env=env,
         root=root,
         settings=settings,
+        source=source,
     )
     total = int(rate * seconds) // txn_rows * txn_rows
     commit_ms: list[float] = [0.0] * (total + 1)
@@ -265,18 +277,20 @@ def medians(result: dict[str, Any]) -> dict[str, float]:
         "replication_rows_per_s": statistics.median(r.rows / r.replication_floor_s for r in rounds),
         "binlog_mb": rounds[0].binlog_bytes / 1e6,
         "kafka_per_m": statistics.median(r.shared.kafka_s / r.rows * 1e6 for r in rounds),
-        "mariadb_per_m": statistics.median(r.shared.mariadb_s / r.rows * 1e6 for r in rounds),
+        "source_per_m": statistics.median(r.shared.source_s / r.rows * 1e6 for r in rounds),
         "busy_cores": statistics.median(r.shared.machine_s / r.stream_s for r in rounds),
     }
 
 
-def machine() -> str:
+def machine(source: SourceServer | None = None) -> str:
+    """The box, Python, the source server's version and the commit, for a report's header."""
+    server = source or source_server()
     model = "?"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
             model = line.split(":", 1)[1].strip()
             break
-    conn = connect()
+    conn = connect(source=server)
     with conn.cursor() as cur:
         cur.execute("SELECT VERSION()")
         row = cur.fetchone()
@@ -297,7 +311,8 @@ def machine() -> str:
     ).stdout.strip()
     return (
         f"{os.cpu_count()} x {model}, Python {platform.python_version()}, "
-        f"MariaDB {row[0] if row else '?'}, commit {commit}{' + local changes' if dirty else ''}"
+        f"{server.title} {row[0] if row else '?'}, "
+        f"commit {commit}{' + local changes' if dirty else ''}"
     )
 
 
@@ -327,11 +342,14 @@ def report(
     loads: tuple[str, str],
     *,
     snapshot: dict[str, Any] | None = None,
+    source: SourceServer | None = None,
 ) -> str:
+    server = source or source_server()
+    copier = "mariadb-binlog" if server.flavor == "mariadb" else "mysqlbinlog"
     lines = [
         f"### {label} ({time.strftime('%Y-%m-%d %H:%M')})",
         "",
-        f"- machine: {machine()}",
+        f"- machine: {machine(server)}",
         f"- load average before / after: {loads[0]} / {loads[1]}",
         f"- command: `{command}`",
         "",
@@ -339,9 +357,9 @@ def report(
     if results:
         lines += [
             "| workload | row changes | binlog MB | rows/s (from dump start) | rows/s (from spawn) "
-            "| CPU s / M rows | peak RSS MB | x mariadb-binlog time | mysql-replication rows/s "
-            "| bridge speed-up over mysql-replication | Kafka broker / MariaDB CPU s / M rows "
-            "| machine busy (cores) |",
+            f"| CPU s / M rows | peak RSS MB | x {copier} time | mysql-replication rows/s "
+            f"| bridge speed-up over mysql-replication | Kafka broker / {server.title} CPU s / M "
+            "rows | machine busy (cores) |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for result in results:
@@ -358,7 +376,7 @@ def report(
                 f"| {m['rows_per_s']:,.0f} | {m['rows_per_s_spawn']:,.0f} "
                 f"| {m['cpu_per_m']:.1f} ({m['cpu_per_m_total']:.1f} with start-up) "
                 f"| {m['peak_rss_mb']:.0f} {floors} {m['kafka_per_m']:.1f} / "
-                f"{m['mariadb_per_m']:.1f} | {m['busy_cores']:.2f} |"
+                f"{m['source_per_m']:.1f} | {m['busy_cores']:.2f} |"
             )
         rounds = len(results[0]["rounds"])
         lines += ["", f"Medians of {rounds} round(s)."]
@@ -396,10 +414,11 @@ def _bridge_env(items: list[str]) -> dict[str, str]:
     return _pairs(items, "--bridge-env")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
     parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
     parser.add_argument("--all", action="store_true", help="all four workloads and --live")
+    add_source_argument(parser)
     parser.add_argument("--live", action="store_true", help="the live latency run")
     parser.add_argument(
         "--snapshot", action="store_true", help="the snapshot run (bench.snapshot; --rows)"
@@ -434,11 +453,17 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="run the bridge package found in this folder (e.g. `git archive REV bridge`)",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     names = sorted(WORKLOADS) if args.all else (args.workload or [])
     live = args.live or args.all
     if not names and not live and not args.snapshot:
         parser.error("name a --workload, --live, --snapshot or --all")
+    source = source_server(args.source)
     loads_before = load_average()
     results = []
     live_result = None
@@ -457,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
                     env=_bridge_env(args.bridge_env),
                     root=args.bridge_root,
                     settings=_bridge_settings(args.bridge_setting),
+                    source=source,
                 )
             )
         if live:
@@ -469,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
                 _bridge_env(args.bridge_env),
                 args.bridge_root,
                 _bridge_settings(args.bridge_setting),
+                source,
             )
             print(f"[live] {live_result}", flush=True)
         if args.snapshot:
@@ -480,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
                 root=args.bridge_root,
                 settings=_bridge_settings(args.bridge_setting),
                 profile=args.profile,
+                source=source,
             )
     command = "var/venv/bin/python -m bench.run " + shlex.join(argv or sys.argv[1:])
     text = report(
@@ -489,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         live_result,
         (loads_before, load_average()),
         snapshot=snapshot_result,
+        source=source,
     )
     print(text)
     raw = ROOT / "var" / "bench"

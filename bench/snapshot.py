@@ -25,6 +25,7 @@ from typing import Any
 
 from bench.kafka_read import records
 from bench.measure import BridgeRun, create_topic, delete_topic, usage_of
+from bench.source import SourceServer
 from bench.workloads import WORKLOADS, connect, create_schema, multi_insert, run_many, wide_values
 
 SCHEMA = "bench_snapshot"
@@ -42,9 +43,10 @@ class SnapshotRound:
     peak_rss_mb: float
 
 
-def load_wide_rows(rows: int) -> float:
-    """A fresh ``SCHEMA`` whose wide table holds ids 1..rows; returns the seconds it took."""
-    conn = connect()
+def load_wide_rows(rows: int, source: SourceServer | None = None) -> float:
+    """A fresh ``SCHEMA`` of ``source`` whose wide table holds ids 1..rows; returns the
+    seconds it took."""
+    conn = connect(source=source)
     began = time.monotonic()
     try:
         create_schema(conn, SCHEMA, WORKLOADS["a"])
@@ -70,12 +72,15 @@ def snapshot_round(
     root: Path | None = None,
     settings: dict[str, Any] | None = None,
     profile: Path | None = None,
+    source: SourceServer | None = None,
 ) -> SnapshotRound:
     topic = f"bench-snapshot-{uuid.uuid4().hex[:8]}"
     create_topic(topic)
     chosen = dict(settings or {})
     chosen["snapshot"] = {"mode": "initial", **chosen.get("snapshot", {})}
-    bridge = BridgeRun(workdir, SCHEMA, topic, None, env=env, root=root, settings=chosen)
+    bridge = BridgeRun(
+        workdir, SCHEMA, topic, None, env=env, root=root, settings=chosen, source=source
+    )
     bridge.profile = profile
     try:
         bridge.start_process()
@@ -123,11 +128,13 @@ def run_snapshot(
     root: Path | None = None,
     settings: dict[str, Any] | None = None,
     profile: Path | None = None,
+    source: SourceServer | None = None,
 ) -> dict[str, Any]:
-    """``profile``: a folder for py-spy's raw stacks of the first round (``snapshot.txt``)."""
+    """``profile``: a folder for py-spy's raw stacks of the first round (``snapshot.txt``);
+    ``source``: the server the rows are loaded into and read from (MariaDB by default)."""
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
-    load_s = load_wide_rows(rows)
+    load_s = load_wide_rows(rows, source)
     print(f"[snapshot] loaded {rows:,} wide rows in {load_s:.1f}s", flush=True)
     rounds = []
     for index in range(repeat):
@@ -139,6 +146,7 @@ def run_snapshot(
             root=root,
             settings=settings,
             profile=profile / "snapshot.txt" if profile is not None and index == 0 else None,
+            source=source,
         )
         print(f"[snapshot] round {index + 1}: {summary(result)}", flush=True)
         rounds.append(result)

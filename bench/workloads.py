@@ -1,4 +1,4 @@
-"""The benchmark workloads, loaded into a fresh schema of the local MariaDB.
+"""The benchmark workloads, loaded into a fresh schema of the source server (bench/source.py).
 
 (a) mixed: 200k inserts in 1,000-row statements, then 100k single-row updates and 50k
     single-row deletes, 1,000 statements per transaction, on the wide table;
@@ -12,13 +12,10 @@ server 1,000 at a time as one multi-statement query, so that loading is not the 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import pymysql
-from pymysql.constants import CLIENT
-
+from bench.source import Connection, SourceServer, source_server
 from bridge.parse.source import master_position as _source_end
 
 WIDE_TABLE = (
@@ -28,21 +25,10 @@ WIDE_TABLE = (
 NARROW_TABLE = "CREATE TABLE {schema}.{table} (id BIGINT NOT NULL PRIMARY KEY, v INT)"
 STATEMENTS_PER_QUERY = 1000
 
-Connection = pymysql.connections.Connection  # type: ignore[type-arg]
 
-
-def connect(database: str | None = None) -> Connection:
-    env = os.environ
-    return pymysql.connect(
-        host=env.get("CANAL_BRIDGE_MYSQL_HOST", "127.0.0.1"),
-        port=int(env.get("CANAL_BRIDGE_MYSQL_PORT", "13306")),
-        user=env.get("CANAL_BRIDGE_MYSQL_ADMIN_USER", "bridge_admin"),
-        password=env.get("CANAL_BRIDGE_MYSQL_ADMIN_PASSWORD", "bridge_admin"),
-        database=database,
-        autocommit=True,
-        charset="utf8mb4",
-        client_flag=CLIENT.MULTI_STATEMENTS,
-    )
+def connect(database: str | None = None, source: SourceServer | None = None) -> Connection:
+    """An admin connection to ``source`` (the local MariaDB by default)."""
+    return (source or source_server()).connect(database)
 
 
 def wide_values(i: int) -> str:
@@ -182,10 +168,11 @@ def create_schema(conn: Connection, schema: str, workload: Workload) -> None:
 
 
 def load_fresh(
-    workload: Workload, schema: str, scale: float
+    workload: Workload, schema: str, scale: float, source: SourceServer | None = None
 ) -> tuple[tuple[str, int], tuple[str, int]]:
-    """Loads ``workload`` into a fresh ``schema``; the binlog positions before and after."""
-    conn = connect()
+    """Loads ``workload`` into a fresh ``schema`` of ``source`` (MariaDB by default); the
+    binlog positions before and after."""
+    conn = connect(source=source)
     try:
         create_schema(conn, schema, workload)
         start = master_position(conn)
