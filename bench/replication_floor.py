@@ -14,7 +14,12 @@ import sys
 from typing import cast
 
 from pymysqlreplication import BinLogStreamReader
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+from pymysqlreplication.row_event import (
+    DeleteRowsEvent,
+    PartialUpdateRowsEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
 
 from bench.source import Flavor, source_server
 
@@ -33,7 +38,8 @@ def main(file: str, start: int, end: int, schema: str, flavor: Flavor = "mariadb
         log_pos=start,
         resume_stream=True,
         blocking=False,
-        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
+        # MySQL's PARTIAL_JSON updates are events of their own type (39).
+        only_events=[WriteRowsEvent, UpdateRowsEvent, PartialUpdateRowsEvent, DeleteRowsEvent],
         freeze_schema=True,
         enable_logging=False,
     )

@@ -15,7 +15,8 @@ counter: polled rarely while much is left, every 20 ms near the end). The floors
 same round, on the same binlog range: the server's binlog client copying the bytes
 (``mariadb-binlog`` or MySQL's ``mysqlbinlog``, ``--read-from-remote-server --raw``) and plain
 mysql-replication decoding every row. Figures are medians over the rounds. The first round
-also reads the topic back and checks the row count.
+also reads the topic back and checks the row count. A workload with a ``baseline`` (the
+realistic and the compressed (a)) is reported beside it when both ran.
 
 ``--live``: the bridge follows the binlog while a loader commits rows at ``--rate`` row changes
 per second (transactions of ``--txn-rows``); latency is each row's commit (the loader's clock
@@ -59,11 +60,13 @@ from bench.measure import (
 from bench.snapshot import report_lines, run_snapshot
 from bench.source import SourceServer, add_source_argument, source_server
 from bench.workloads import (
+    CORE,
     WORKLOADS,
     connect,
     create_schema,
     master_position,
     multi_insert,
+    refusals,
     run_many,
     wide_values,
 )
@@ -83,7 +86,7 @@ class Round:
     peak_rss_mb: float
     binlog_floor_s: float
     binlog_bytes: int
-    replication_floor_s: float
+    replication_floor_s: float  # 0 when not run (--no-floors, or a workload it cannot read)
     replication_floor_cpu_s: float
     shared: SharedCpu  # Kafka broker, source server and machine CPU while streaming
 
@@ -144,8 +147,8 @@ def run_workload(
         binlog = binlog_floor(start, end, server) if floors else FloorResult(1, 0, 0, 0)
         decoded = (
             replication_floor(start, end, schema, server)
-            if floors
-            else FloorResult(1, 0, expected, 0)
+            if floors and workload.replication_floor
+            else FloorResult(0, 0, expected, 0)  # not run: 0 s, shown as "-"
         )
         if decoded.rows != expected:
             raise RuntimeError(f"mysql-replication decoded {decoded.rows} rows of {expected}")
@@ -274,7 +277,9 @@ def medians(result: dict[str, Any]) -> dict[str, float]:
         "binlog_floor_ratio": statistics.median(r.stream_s / r.binlog_floor_s for r in rounds),
         "binlog_floor_rows_per_s": statistics.median(r.rows / r.binlog_floor_s for r in rounds),
         "replication_ratio": statistics.median(r.replication_floor_s / r.stream_s for r in rounds),
-        "replication_rows_per_s": statistics.median(r.rows / r.replication_floor_s for r in rounds),
+        "replication_rows_per_s": statistics.median(
+            r.rows / r.replication_floor_s if r.replication_floor_s else 0.0 for r in rounds
+        ),
         "binlog_mb": rounds[0].binlog_bytes / 1e6,
         "kafka_per_m": statistics.median(r.shared.kafka_s / r.rows * 1e6 for r in rounds),
         "source_per_m": statistics.median(r.shared.source_s / r.rows * 1e6 for r in rounds),
@@ -334,6 +339,24 @@ def record_table(module: str, argv: list[str] | None, label: str, table: str) ->
         )
 
 
+def beside_lines(results: list[dict[str, Any]]) -> list[str]:
+    """One line per workload whose baseline ran too: its CPU per million rows and rate
+    against the baseline's, so that a variant of (a) reads as a cost over (a)."""
+    by_name = {result["workload"]: medians(result) for result in results}
+    lines = []
+    for name, m in by_name.items():
+        baseline = WORKLOADS[name].baseline
+        if baseline is None or baseline not in by_name:
+            continue
+        base = by_name[baseline]
+        lines.append(
+            f"{name} beside {baseline}: {m['cpu_per_m']:.1f} against {base['cpu_per_m']:.1f} "
+            f"CPU s / M rows (x{m['cpu_per_m'] / base['cpu_per_m']:.2f}), "
+            f"{m['rows_per_s']:,.0f} against {base['rows_per_s']:,.0f} rows/s from dump start."
+        )
+    return ["", *lines] if lines else []
+
+
 def report(
     label: str,
     command: str,
@@ -364,9 +387,13 @@ def report(
         ]
         for result in results:
             m = medians(result)
+            decoded = (
+                f"{m['replication_rows_per_s']:,.0f} | {m['replication_ratio']:.2f}"
+                if m["replication_rows_per_s"]
+                else "- | -"  # a workload mysql-replication cannot read
+            )
             floors = (
-                f"| {m['binlog_floor_ratio']:.1f} | {m['replication_rows_per_s']:,.0f} "
-                f"| {m['replication_ratio']:.2f} |"
+                f"| {m['binlog_floor_ratio']:.1f} | {decoded} |"
                 if m["binlog_mb"]
                 else "| - | - | - |"  # --no-floors
             )
@@ -379,7 +406,7 @@ def report(
                 f"{m['source_per_m']:.1f} | {m['busy_cores']:.2f} |"
             )
         rounds = len(results[0]["rounds"])
-        lines += ["", f"Medians of {rounds} round(s)."]
+        lines += ["", f"Medians of {rounds} round(s).", *beside_lines(results)]
     if live is not None:
         lines += [
             "",
@@ -417,7 +444,9 @@ def _bridge_env(items: list[str]) -> dict[str, str]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
     parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
-    parser.add_argument("--all", action="store_true", help="all four workloads and --live")
+    parser.add_argument(
+        "--all", action="store_true", help=f"workloads {', '.join(CORE)} and --live"
+    )
     add_source_argument(parser)
     parser.add_argument("--live", action="store_true", help="the live latency run")
     parser.add_argument(
@@ -459,10 +488,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    names = sorted(WORKLOADS) if args.all else (args.workload or [])
+    names = list(CORE) if args.all else list(dict.fromkeys(args.workload or []))
     live = args.live or args.all
     if not names and not live and not args.snapshot:
         parser.error("name a --workload, --live, --snapshot or --all")
+    if refused := refusals(names, args.source):
+        raise SystemExit("\n".join(refused))
     source = source_server(args.source)
     loads_before = load_average()
     results = []

@@ -4,18 +4,28 @@
     single-row deletes, 1,000 statements per transaction, on the wide table;
 (b) 1M narrow rows in 1,000-row transactions;
 (c) one 500k-row transaction (wide table);
-(d) 100k one-row transactions (wide table).
+(d) 100k one-row transactions (wide table);
+a-realistic: (a)'s statements with random values of many shapes (bench/realistic.py);
+a-compressed (MySQL only): (a) with ``binlog_transaction_compression=ON``, so each transaction
+    is one zstd-compressed TRANSACTION_PAYLOAD event;
+json-partial (MySQL only): 100k rows with a JSON document, then 200k single-row JSON_SET /
+    JSON_REPLACE updates with ``binlog_row_value_options=PARTIAL_JSON``, so the updates are
+    PARTIAL_UPDATE_ROWS events whose after images hold JSON diffs.
 
 Sizes are multiplied by ``scale`` (``--scale 0.1`` for quick iterations). Statements go to the
 server 1,000 at a time as one multi-statement query, so that loading is not the slow part.
+The session variables a workload needs are set by its loader on its own connection, so the
+server's settings stay as the other benchmarks and the tests expect them.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from bench.source import Connection, SourceServer, source_server
+from bench import realistic
+from bench.source import FLAVORS, Connection, Flavor, SourceServer, source_server
 from bridge.parse.source import master_position as _source_end
 
 WIDE_TABLE = (
@@ -69,26 +79,114 @@ class Workload:
     ddl: str
     row_changes: Callable[[float], int]
     load: Callable[[Connection, str, float], None]
+    servers: tuple[Flavor, ...] = FLAVORS  # the source servers that can log it
+    baseline: str | None = None  # the workload a report sets it beside
+    # Whether plain mysql-replication (1.0) can decode its binlog for the floor: it skips
+    # TRANSACTION_PAYLOAD events, so it sees no row of a compressed transaction.
+    replication_floor: bool = True
+
+
+def refusal(workload: Workload, flavor: Flavor) -> str | None:
+    """Why ``workload`` cannot run on a ``flavor`` server, in one line; None when it can."""
+    if flavor in workload.servers:
+        return None
+    return (
+        f"workload {workload.name} needs {' or '.join(workload.servers)} (it sets a session "
+        f"variable {flavor} does not have): use --source {workload.servers[0]}"
+    )
+
+
+def refusals(names: list[str], flavor: Flavor) -> list[str]:
+    """The refusal of each named workload ``flavor`` cannot run, in order."""
+    return [line for name in names if (line := refusal(WORKLOADS[name], flavor)) is not None]
 
 
 def _n(count: int, scale: float) -> int:
     return max(1, round(count * scale))
 
 
-def _load_mixed(conn: Connection, schema: str, scale: float) -> None:
+def _mixed(
+    conn: Connection,
+    schema: str,
+    scale: float,
+    values: Callable[[int], str],
+    update: Callable[[int], str],
+) -> None:
+    """(a)'s statements: inserts of ``values`` rows, updates setting ``update(k)``, deletes."""
     inserts, updates, deletes = _n(200_000, scale), _n(100_000, scale), _n(50_000, scale)
     for rows in _chunks(inserts, 1000):
-        run_many(conn, [multi_insert(schema, "orders", rows, wide_values)])
+        run_many(conn, [multi_insert(schema, "orders", rows, values)])
     for keys in _chunks(updates, STATEMENTS_PER_QUERY):
         sql = [
-            f"UPDATE {schema}.orders SET qty=qty+1, note='updated {k}', "
-            f"price=price+1.25 WHERE id={(k * 7919) % inserts + 1}"
+            f"UPDATE {schema}.orders SET {update(k)} WHERE id={(k * 7919) % inserts + 1}"
             for k in keys
         ]
         run_many(conn, ["BEGIN", *sql, "COMMIT"])
     # Deletes take keys the updates may have touched too; each deletes one existing row.
     for keys in _chunks(deletes, STATEMENTS_PER_QUERY):
         sql = [f"DELETE FROM {schema}.orders WHERE id={k * 4 - 1}" for k in keys]
+        run_many(conn, ["BEGIN", *sql, "COMMIT"])
+
+
+def _load_mixed(conn: Connection, schema: str, scale: float) -> None:
+    _mixed(conn, schema, scale, wide_values, _mixed_update)
+
+
+def _mixed_update(k: int) -> str:
+    return f"qty=qty+1, note='updated {k}', price=price+1.25"
+
+
+def _load_compressed(conn: Connection, schema: str, scale: float) -> None:
+    run_many(conn, ["SET SESSION binlog_transaction_compression = ON"])
+    _load_mixed(conn, schema, scale)
+
+
+def _load_realistic(conn: Connection, schema: str, scale: float) -> None:
+    # One generator for the whole load, in statement order: the same scale, the same rows.
+    rng = random.Random(realistic.SEED)
+    _mixed(
+        conn,
+        schema,
+        scale,
+        lambda i: realistic.row_values(rng, i),
+        lambda _k: realistic.update_set(rng),
+    )
+
+
+JSON_TABLE = "CREATE TABLE {schema}.{table} (id BIGINT NOT NULL PRIMARY KEY, qty INT, doc JSON)"
+# The server logs a diff only where it is smaller than the document: the pad keeps the
+# documents (about 0.5 KB) well above the size of one change.
+JSON_PAD = "p" * 240
+
+
+def json_values(i: int) -> str:
+    """One row of the JSON table (explicit id ``i``), as SQL."""
+    doc = (
+        f'{{"sku": "A-{i}", "status": "new", "n": {i % 97}, "tags": ["x", "y", "z"], '
+        f'"address": {{"street": "{i} Main Street", "city": "Springfield", '
+        f'"zip": "Z-{i % 1000:04d}"}}, '
+        f'"pad": "{JSON_PAD}"}}'
+    )
+    return f"({i},{i % 1000},'{doc}')"
+
+
+def json_update(k: int) -> str:
+    """The SET of update ``k``: JSON_SET of two members, or JSON_REPLACE of a nested one."""
+    if k % 2:
+        return f"doc = JSON_SET(doc, '$.n', {k % 97}, '$.status', 'paid')"
+    return f"doc = JSON_REPLACE(doc, '$.address.zip', 'Z-{k % 10000:04d}')"
+
+
+def _load_json_partial(conn: Connection, schema: str, scale: float) -> None:
+    run_many(conn, ["SET SESSION binlog_row_value_options = 'PARTIAL_JSON'"])
+    inserts, updates = _n(100_000, scale), _n(200_000, scale)
+    for rows in _chunks(inserts, 1000):
+        run_many(conn, [multi_insert(schema, "docs", rows, json_values)])
+    for keys in _chunks(updates, STATEMENTS_PER_QUERY):
+        sql = [
+            f"UPDATE {schema}.docs SET {json_update(k)} WHERE id={(k * 7919) % inserts + 1}"
+            for k in keys
+        ]
         run_many(conn, ["BEGIN", *sql, "COMMIT"])
 
 
@@ -157,7 +255,40 @@ WORKLOADS: dict[str, Workload] = {
         lambda scale: _n(100_000, scale),
         _load_single_row_transactions,
     ),
+    "a-realistic": Workload(
+        "a-realistic",
+        "(a) with random values: strings of 0-200 characters (latin, CJK, emoji), "
+        "DECIMAL(20,6), DATETIME(6), JSON (half NULL), BLOB, ENUM",
+        "orders",
+        realistic.TABLE,
+        _mixed_changes,
+        _load_realistic,
+        baseline="a",
+    ),
+    "a-compressed": Workload(
+        "a-compressed",
+        "(a) with binlog_transaction_compression=ON (zstd TRANSACTION_PAYLOAD events)",
+        "orders",
+        WIDE_TABLE,
+        _mixed_changes,
+        _load_compressed,
+        servers=("mysql",),
+        baseline="a",
+        replication_floor=False,
+    ),
+    "json-partial": Workload(
+        "json-partial",
+        "100k rows with a 0.5 KB JSON document (1,000-row statements), then 200k single-row "
+        "JSON_SET / JSON_REPLACE updates logged as PARTIAL_JSON diffs",
+        "docs",
+        JSON_TABLE,
+        lambda scale: _n(100_000, scale) + _n(200_000, scale),
+        _load_json_partial,
+        servers=("mysql",),
+    ),
 }
+# The workloads ``--all`` runs: the four the figures have been recorded with since the start.
+CORE = ("a", "b", "c", "d")
 
 
 def create_schema(conn: Connection, schema: str, workload: Workload) -> None:
