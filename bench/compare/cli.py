@@ -2,15 +2,19 @@
 
     var/venv/bin/python -m bench.compare --workload a|d [--scale S] [--repeat N]
         [--systems bridge,debezium,canal] [--record]
+    var/venv/bin/python -m bench.compare --source mysql --workload a-compressed ...
 
-The workload is loaded once into a fresh schema of the local MariaDB (after FLUSH BINARY LOGS,
-so it sits in one binlog file); then, ``--repeat`` times, each system in turn reads that range
+The workload is loaded once into a fresh schema of the source server (``--source``: the local
+MariaDB by default, or the local MySQL 9; after FLUSH BINARY LOGS, so it sits in one binlog
+file); then, ``--repeat`` times, each system in turn reads that range
 into a fresh topic of its own on the local Kafka broker (acks=all); its topic's end is watched
 until it stands still, then every row is read back and counted. Per system: rows/s from the
 first to the last record's broker append time, CPU seconds per million rows of all its
 processes (spawn to the last row, and from its first record), peak RSS, and canal-bridge ÷
-each. Java artifacts are fetched and cached under var/cache on first use
-(bench/compare/artifacts.py). docs/benchmarks.md says more.
+each. A compared system that fails its first run (canal 1.1.7 on MySQL 9, say) is reported
+in one line and recorded as "cannot run: <why>" instead of figures; canal-bridge failing, or a
+later run failing, stops the comparison. Java artifacts are fetched and cached under
+var/cache on first use (bench/compare/artifacts.py). docs/benchmarks.md says more.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.compare.results import Round, Summary, summarize, table
+from bench.compare.results import Round, Summary, cannot_run, summarize, table
 from bench.compare.settings import RunSpec
 from bench.compare.systems import Bridge, Canal, Debezium, System
 from bench.compare.tally import TopicFollower
@@ -34,12 +38,12 @@ from bench.measure import (
     bootstrap,
     create_topic,
     delete_topic,
-    mysql_address,
     round_order,
     usage_of,
 )
 from bench.run import RESULTS, load_average, machine
-from bench.workloads import WORKLOADS, connect, create_schema, master_position
+from bench.source import SourceServer, add_source_argument, source_server
+from bench.workloads import WORKLOADS, create_schema, master_position, refusals
 
 SYSTEMS: dict[str, Callable[[RunSpec, Path], System]] = {
     "bridge": Bridge,
@@ -47,21 +51,34 @@ SYSTEMS: dict[str, Callable[[RunSpec, Path], System]] = {
     "canal": Canal,
 }
 
+# Runs that would give figures for less work than the others do, reported as unable instead of
+# run: their rows arrive, but not whole. Found by replaying each system's topic against the
+# table the server holds.
+NOT_COMPARABLE: dict[tuple[str, str], str] = {
+    ("canal", "json-partial"): (
+        "canal 1.1.7 writes a PARTIAL_JSON update's diff as the JSON column's value "
+        "(JSON_REPLACE(doc, '$.n', 30)), not the document"
+    ),
+}
 
-def load_workload(name: str, scale: float) -> tuple[str, tuple[str, int], str, int]:
-    """Loads workload ``name`` into ``bench_cmp_<name>``; its schema, first binlog position,
-    the GTID position there and its row changes."""
+
+# The workloads bench.compare runs: (b) and (c) are one-table bulk loads the other two cover.
+COMPARED = ("a", "d", "a-realistic", "a-compressed", "json-partial")
+
+
+def load_workload(
+    name: str, scale: float, server: SourceServer
+) -> tuple[str, tuple[str, int], str, int]:
+    """Loads workload ``name`` into ``bench_cmp_<name>`` of ``server``; its schema, first
+    binlog position, the GTID state there and its row changes."""
     workload = WORKLOADS[name]
-    schema = f"bench_cmp_{name}"
-    conn = connect()
+    schema = f"bench_cmp_{name.replace('-', '_')}"
+    conn = server.connect()
     create_schema(conn, schema, workload)
     with conn.cursor() as cur:
         cur.execute("FLUSH BINARY LOGS")
     start = master_position(conn)
-    with conn.cursor() as cur:
-        cur.execute("SELECT @@gtid_binlog_pos")
-        row = cur.fetchone()
-    gtids = str(row[0]) if row else ""
+    gtids = server.gtid_position(conn)
     began = time.monotonic()
     workload.load(conn, schema, scale)
     end_file, end = master_position(conn)
@@ -159,31 +176,52 @@ def _wait(system: System, deadline: float, what: str) -> None:
     time.sleep(WATCH_S)
 
 
-def compare(
-    name: str, scale: float, repeat: int, systems: list[str], topics: list[str]
+def compare(  # noqa: PLR0917  (the command line's choices, one each)
+    name: str,
+    scale: float,
+    repeat: int,
+    systems: list[str],
+    topics: list[str],
+    server: SourceServer,
 ) -> list[Summary]:
     """``repeat`` rounds of every system, in ``round_order`` (over twice as many rounds as
     systems, each runs first, and right after each other one, equally often); the topics
-    made go to ``topics``."""
-    schema, start, gtids, expected = load_workload(name, scale)
+    made go to ``topics``. A compared system whose first run fails is left out of the later
+    rounds and summarized as unable to run (``cannot_run``)."""
+    schema, start, gtids, expected = load_workload(name, scale, server)
     spec = RunSpec(
         schema=schema,
         table=WORKLOADS[name].table,
         start=start,
         start_gtids=gtids,
-        mysql=mysql_address(),
-        user=os.environ.get("CANAL_BRIDGE_MYSQL_USER", "canal"),
+        mysql=server.address,
+        user=server.user,
         bootstrap=bootstrap(),
         slave_id=40000 + os.getpid() % 10000,
+        flavor=server.flavor,
     )
     rounds: dict[str, list[Round]] = {key: [] for key in systems}
     names: dict[str, str] = {}
+    unable: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="bench-compare-") as workdir:
         for index in range(repeat):
             for key in round_order(systems, index + 1):
+                if key in unable:
+                    continue
                 system = SYSTEMS[key](spec, Path(workdir))
                 names[key] = system.name
-                result = measure(system, expected, topics)
+                if (key, name) in NOT_COMPARABLE:
+                    unable[key] = NOT_COMPARABLE[key, name]
+                    print(f"[{name}] {system.name} cannot run: {unable[key]}", flush=True)
+                    continue
+                try:
+                    result = measure(system, expected, topics)
+                except (RuntimeError, TimeoutError, OSError) as exc:
+                    if key == "bridge" or rounds[key]:
+                        raise
+                    unable[key] = why_not(system, exc)
+                    print(f"[{name}] {system.name} cannot run: {unable[key]}", flush=True)
+                    continue
                 rounds[key].append(result)
                 print(
                     f"[{name}] round {index + 1}, {system.name}: {result.rows:,} rows, "
@@ -194,7 +232,24 @@ def compare(
                 )
                 if isinstance(system, Debezium):
                     shutil.rmtree(system.dir, ignore_errors=True)
-    return [summarize(names[key], rounds[key]) for key in systems]
+    return [
+        cannot_run(names[key], unable[key]) if key in unable else summarize(names[key], rounds[key])
+        for key in systems
+    ]
+
+
+def why_not(system: System, exc: BaseException) -> str:
+    """Why ``system`` could not run, in one line: the first error its own log names (an
+    authentication refusal, an event it cannot decode), else the harness's error."""
+    diagnosis = getattr(system, "diagnosis", None)
+    found = diagnosis() if callable(diagnosis) else None
+    return one_line(found or f"{type(exc).__name__}: {exc}")
+
+
+def one_line(text: str, limit: int = 240) -> str:
+    """``text`` on one line of at most ``limit`` characters (a table cell: no '|')."""
+    flat = " ".join(text.split()).replace("|", "/")
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def delete_topics(topics: list[str]) -> None:
@@ -207,11 +262,16 @@ def delete_topics(topics: list[str]) -> None:
             print(f"could not delete topic {topic}: {exc}", file=sys.stderr, flush=True)
 
 
-def report(results: dict[str, list[Summary]], command: str, loads: tuple[str, str]) -> str:
+def report(
+    results: dict[str, list[Summary]],
+    command: str,
+    loads: tuple[str, str],
+    server: SourceServer | None = None,
+) -> str:
     lines = [
         f"### Side by side ({time.strftime('%Y-%m-%d %H:%M')})",
         "",
-        f"- machine: {machine()}",
+        f"- machine: {machine(server)}",
         f"- load average before / after: {loads[0]} / {loads[1]}",
         f"- command: `{command}`",
     ]
@@ -238,17 +298,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.compare", description=(__doc__ or "").split("\n")[0]
     )
-    parser.add_argument("--workload", action="append", choices=["a", "d"], required=True)
+    parser.add_argument("--workload", action="append", choices=COMPARED, required=True)
+    add_source_argument(parser)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--systems", type=parse_systems, default=list(SYSTEMS))
     parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
     args = parser.parse_args(argv)
+    if refused := refusals(args.workload, args.source):
+        raise SystemExit("\n".join(refused))
+    server = source_server(args.source)
     loads = (load_average(), "")
     topics: list[str] = []
     try:
         results = {
-            workload: compare(workload, args.scale, args.repeat, args.systems, topics)
+            workload: compare(workload, args.scale, args.repeat, args.systems, topics, server)
             for workload in dict.fromkeys(args.workload)
         }
     finally:
@@ -256,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "var/venv/bin/python -m bench.compare " + shlex.join(
         argv if argv is not None else sys.argv[1:]
     )
-    text = report(results, command, (loads[0], load_average()))
+    text = report(results, command, (loads[0], load_average()), server)
     print(text)
     if args.record:
         with RESULTS.open("a") as out:

@@ -72,9 +72,11 @@ def binlog_offset_entry(
 ) -> tuple[bytes, bytes]:
     """The (key, value) Debezium's MySQL/MariaDB connector stores for a binlog position.
 
-    ``gtids``: the GTID position there (MariaDB's ``@@gtid_binlog_pos``); the MariaDB connector
-    of 3.0 fails without one (a null GTID set when it registers with the server). It then
-    resumes after those GTIDs, that is at ``file``/``pos`` when no transaction lies between."""
+    ``gtids``: the GTID state there: MariaDB's ``@@gtid_binlog_pos`` (the MariaDB connector of
+    3.0 fails without one: a null GTID set when it registers with the server), or MySQL's
+    executed GTID set (the MySQL connector then asks the server for every transaction outside
+    it, as a replica does). Either resumes after those GTIDs, that is at ``file``/``pos`` when
+    no transaction lies between."""
     key = _json([ENGINE_NAME, {"server": topic_prefix}])
     value: dict[str, object] = {"file": file, "pos": pos}
     if gtids:

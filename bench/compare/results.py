@@ -30,6 +30,12 @@ class Summary:
     cpu_per_m: float  # CPU s per million rows, whole run
     stream_cpu_per_m: float
     peak_rss_mb: float
+    cannot_run: str | None = None  # why the system could not run; no figures then
+
+
+def cannot_run(system: str, why: str) -> Summary:
+    """The summary of a system that could not run the workload: ``why`` instead of figures."""
+    return Summary(system, 0, 0.0, 0.0, 0.0, 0.0, cannot_run=why)
 
 
 def summarize(system: str, rounds: list[Round]) -> Summary:
@@ -59,6 +65,9 @@ def table(summaries: list[Summary], reference: str = "canal-bridge") -> list[str
         "|---|---|---|---|---|---|---|---|",
     ]
     for s in summaries:
+        if s.cannot_run is not None:
+            lines.append(f"| {s.system} | cannot run: {s.cannot_run} | - | - | - | - | - | - |")
+            continue
         ratios = (
             [
                 _ratio(base.rows_per_s, s.rows_per_s),

@@ -7,15 +7,18 @@ it (where to read, where to write, acks=all); the reasons are in docs/benchmarks
   (memory store 16384 x 1 KB, MEMSIZE batches, parallel parser, canal.mq.canalBatchSize 50,
   canalGetTimeout 100 ms, kafka.acks=all, linger 1 ms, one request in flight), in MQ mode with
   flatMessage=true, the table filter and the start position set.
-- Debezium Server 3.0: the MariaDB connector, the Kafka sink (acks=all), the JSON converter
-  with schemas off, snapshot.mode=recovery (the schema from the tables as they are, no data)
-  starting at the pre-seeded offset (bench/compare/debezium_offsets.py).
+- Debezium Server 3.0: the connector of the source server (MariaDB's or MySQL's), the Kafka
+  sink (acks=all), the JSON converter with schemas off, snapshot.mode=recovery (the schema from
+  the tables as they are, no data) starting at the pre-seeded offset
+  (bench/compare/debezium_offsets.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from bench.source import Flavor
 
 # canal.properties of the 1.1.7 deployer, the keys a single MQ-mode instance reads.
 CANAL_DEFAULTS: dict[str, str] = {
@@ -74,11 +77,21 @@ class RunSpec:
     schema: str
     table: str
     start: tuple[str, int]  # the workload's first binlog position
-    start_gtids: str  # the GTID position there (MariaDB's @@gtid_binlog_pos), for Debezium
+    # The GTID state there, for Debezium: MariaDB's @@gtid_binlog_pos, MySQL's gtid_executed.
+    start_gtids: str
     mysql: tuple[str, int]  # host, port
     user: str
     bootstrap: str
     slave_id: int
+    flavor: Flavor = "mariadb"  # the source server's kind: which Debezium connector reads it
+
+
+# flavor -> Debezium's connector for it and the value of its database.ssl.mode meaning "no TLS"
+# (the MariaDB connector takes the MariaDB driver's names, the MySQL one MySQL's).
+DEBEZIUM_CONNECTORS: dict[Flavor, tuple[str, str]] = {
+    "mariadb": ("io.debezium.connector.mariadb.MariaDbConnector", "disable"),
+    "mysql": ("io.debezium.connector.mysql.MySqlConnector", "disabled"),
+}
 
 
 def canal_properties(spec: RunSpec, topic: str, data_dir: str) -> dict[str, str]:
@@ -108,6 +121,7 @@ def debezium_properties(spec: RunSpec, prefix: str, state_dir: str) -> dict[str,
     """Debezium Server's application.properties; the password is left to the environment
     (``DEBEZIUM_SOURCE_DATABASE_PASSWORD``, which Debezium Server's config reads)."""
     host, port = spec.mysql
+    connector, no_tls = DEBEZIUM_CONNECTORS[spec.flavor]
     source = "debezium.source."
     producer = "debezium.sink.kafka.producer."
     return {
@@ -120,7 +134,7 @@ def debezium_properties(spec: RunSpec, prefix: str, state_dir: str) -> dict[str,
         "debezium.format.value": "json",
         "debezium.format.key.schemas.enable": "false",
         "debezium.format.value.schemas.enable": "false",
-        source + "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
+        source + "connector.class": connector,
         source + "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
         source + "offset.storage.file.filename": f"{state_dir}/offsets.dat",
         source + "schema.history.internal": "io.debezium.storage.file.history.FileSchemaHistory",
@@ -130,7 +144,7 @@ def debezium_properties(spec: RunSpec, prefix: str, state_dir: str) -> dict[str,
         source + "database.port": str(port),
         source + "database.user": spec.user,
         source + "database.server.id": str(spec.slave_id),
-        source + "database.ssl.mode": "disable",
+        source + "database.ssl.mode": no_tls,
         source + "topic.prefix": prefix,
         source + "database.include.list": spec.schema,
         source + "table.include.list": f"{spec.schema}.{spec.table}",

@@ -25,10 +25,12 @@ from bench.compare.settings import (
 )
 from bench.compare.tally import debezium_rows, flat_message_rows
 from bench.measure import BridgeRun
+from bench.source import source_server
 
 
-def password() -> str:
-    return os.environ.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal")
+def password(spec: RunSpec) -> str:
+    """The replication account's password on the server ``spec`` reads (never in a file)."""
+    return source_server(spec.flavor).password
 
 
 class System(Protocol):
@@ -52,6 +54,26 @@ class JavaProcess:
     def __init__(self, log: Path) -> None:
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
+        self.logs = [log]  # where ``diagnosis`` looks: the console and any file the JVM logs to
+
+    def diagnosis(self) -> str | None:
+        """The first ERROR its logs show, with the first frame outside the JDK (which says
+        where it came from: a driver, a parser), or None."""
+        for log in self.logs:
+            if not log.exists():
+                continue
+            lines = log.read_text(errors="replace").splitlines()
+            for index, line in enumerate(lines):
+                if " ERROR " not in line:
+                    continue
+                message = line.split(" - ", 1)[-1] if " - " in line else line
+                message = message.split(") ", 1)[-1] if "] (" in message else message
+                frames = (
+                    x.strip()[3:] for x in lines[index + 1 : index + 40] if x.startswith("\tat ")
+                )
+                origin = next((f for f in frames if not f.startswith("java.")), None)
+                return f"{message.strip()} (at {origin})" if origin else message.strip()
+        return None
 
     def spawn(self, command: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
         with self.log.open("wb") as out:
@@ -89,7 +111,9 @@ class Bridge:
 
     def __init__(self, spec: RunSpec, workdir: Path) -> None:
         self.topic = f"cmp-bridge-{uuid.uuid4().hex[:8]}"
-        self.run = BridgeRun(workdir, spec.schema, self.topic, spec.start)
+        self.run = BridgeRun(
+            workdir, spec.schema, self.topic, spec.start, source=source_server(spec.flavor)
+        )
 
     def start(self) -> None:
         self.run.start_process()
@@ -118,6 +142,7 @@ class Canal(JavaProcess):
         self.dir = run
         self.spec = spec
         self.topic = f"cmp-canal-{uuid.uuid4().hex[:8]}"
+        self.logs.append(run / "canal-server.log")
 
     def start(self) -> None:
         classpath = artifacts.canal_classpath()
@@ -126,7 +151,7 @@ class Canal(JavaProcess):
         (self.dir / "logback.xml").write_text(LOGBACK.format(log=self.dir / "canal-server.log"))
         command = ["java", *CANAL_JAVA_OPTS, f"-Dlogback.configurationFile={self.dir}/logback.xml"]
         command += ["-cp", classpath, "CanalBenchLauncher", str(config)]
-        self.spawn(command, {**os.environ, "CANAL_PASSWORD": password()})
+        self.spawn(command, {**os.environ, "CANAL_PASSWORD": password(self.spec)})
 
 
 # canal's deployer logs INFO to files; so does this (a DEBUG console would cost CPU).
@@ -141,7 +166,7 @@ LOGBACK = """<configuration>
 
 
 class Debezium(JavaProcess):
-    """Debezium Server 3.0 (MariaDB connector, Kafka sink) on Java 21 from the sid root."""
+    """Debezium Server 3.0 (the source's connector, Kafka sink) on Java 21 from the sid root."""
 
     name = "Debezium Server 3.0"
     count = staticmethod(debezium_rows)
@@ -171,7 +196,7 @@ class Debezium(JavaProcess):
         command = ["env", "-C", state, java, "-cp", classpath, "io.debezium.server.Main"]
         env = {
             "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-            "DEBEZIUM_SOURCE_DATABASE_PASSWORD": password(),
+            "DEBEZIUM_SOURCE_DATABASE_PASSWORD": password(self.spec),
         }
         self.spawn(artifacts.in_sid(command), env)
 

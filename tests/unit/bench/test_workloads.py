@@ -9,6 +9,7 @@ import pytest
 
 from bench import realistic
 from bench import run as bench_run
+from bench.compare import cli as compare_cli
 from bench.measure import SharedCpu
 from bench.workloads import CORE, WORKLOADS, refusal, refusals
 
@@ -26,9 +27,14 @@ def test_mysql_only_workloads_are_refused_on_mariadb_with_the_fix() -> None:
     assert refusals([*CORE, "a-realistic"], "mariadb") == []
 
 
-def test_bench_run_refuses_before_loading_anything() -> None:
+@pytest.mark.parametrize(
+    "main",
+    [bench_run.main, compare_cli.main],
+    ids=["bench.run", "bench.compare"],
+)
+def test_the_commands_refuse_before_loading_anything(main: object) -> None:
     with pytest.raises(SystemExit) as refused:
-        bench_run.main(["--workload", "a-compressed", "--source", "mariadb"])
+        main(["--workload", "a-compressed", "--source", "mariadb"])  # type: ignore[operator]
 
     assert refused.value.code == refusal(WORKLOADS["a-compressed"], "mariadb")
 

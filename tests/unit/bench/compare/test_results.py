@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
-from bench.compare.cli import parse_systems
-from bench.compare.results import Round, Summary, summarize, table
+from bench.compare.cli import one_line, parse_systems
+from bench.compare.results import Round, Summary, cannot_run, summarize, table
 from bench.compare.tally import Tally, debezium_rows, flat_message_rows
 
 
@@ -61,3 +61,16 @@ def test_the_span_is_first_to_last_append_of_records_with_rows() -> None:
     for append_ms, rows in [(1000, 0), (1500, 2), (1700, 1), (2500, 3), (9000, 0)]:
         tally.add(append_ms, rows)
     assert (tally.rows, tally.records, tally.span_s) == (6, 5, 1.0)
+
+
+def test_a_system_that_cannot_run_gets_its_reason_in_one_cell_instead_of_figures() -> None:
+    bridge = Summary("canal-bridge", 10, 40_000.0, 10.0, 8.0, 100.0)
+    why = one_line("Producer failure:\n  NumberFormatException | at GtidSet")
+
+    lines = table([bridge, cannot_run("Debezium Server 3.0", why)])
+
+    assert lines[-1] == (
+        "| Debezium Server 3.0 | cannot run: Producer failure: NumberFormatException / at "
+        "GtidSet | - | - | - | - | - | - |"
+    )
+    assert len(one_line("x " * 500)) == 240

@@ -3,6 +3,8 @@ acks=all, and no password in any file."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bench.compare.settings import (
     RunSpec,
     canal_properties,
@@ -75,3 +77,16 @@ def test_no_password_is_written_to_either_file() -> None:
         debezium_properties(SPEC, "p", "/d"),
     ):
         assert not [key for key in props if "password" in key.lower()]
+
+
+def test_debezium_reads_mysql_with_its_own_connector_and_tls_off() -> None:
+    spec = replace(SPEC, flavor="mysql", mysql=("127.0.0.1", 13307), start_gtids="u:1-9")
+
+    props = debezium_properties(spec, "p", "/d")
+
+    assert props["debezium.source.connector.class"] == (
+        "io.debezium.connector.mysql.MySqlConnector"
+    )
+    assert props["debezium.source.database.ssl.mode"] == "disabled"  # MySQL's name for it
+    assert props["debezium.source.database.port"] == "13307"
+    assert debezium_properties(SPEC, "p", "/d")["debezium.source.database.ssl.mode"] == "disable"
