@@ -70,6 +70,11 @@ HEADER_SNAPSHOT = "canal-bridge-snapshot"
 ROW_TYPES = ("INSERT", "UPDATE", "DELETE")
 
 _IMAGE = st.MapType(st.StringType(), st.StringType(), valueContainsNull=True)
+_ENTRIES = st.ArrayType(
+    st.StructType(
+        [st.StructField("key", st.StringType()), st.StructField("value", st.StringType())]
+    )
+)
 
 FLAT_MESSAGE_SCHEMA = st.StructType(
     [
@@ -148,10 +153,13 @@ def read_kafka(
 
 
 def _header(name: str) -> Column:
-    """The value of header ``name`` as a string (null when absent or without headers)."""
-    return sf.expr(
-        f"CAST(try_element_at(filter(headers, h -> h.key = '{name}'), 1).value AS STRING)"
-    )
+    """The value of the first header ``name`` as a string (null when absent or without headers).
+
+    Found by its place in the array of keys rather than by a lambda over the headers: Spark
+    evaluates lambdas (``filter(headers, h -> ...)``) row by row without code generation, which
+    made reading five headers cost more than parsing the whole FlatMessage."""
+    place = sf.array_position(sf.col("headers.key"), name).cast("int")
+    return sf.when(place > 0, sf.element_at(sf.col("headers.value"), place)).cast("string")
 
 
 # --------------------------------------------------------------------------------------------
@@ -426,21 +434,20 @@ def invalid_values(
 ) -> Column:
     """``map<string,string>`` of column -> original text for non-null values without a Spark
     value (zero dates, numbers out of the column's range); null when there are none."""
+    # One single-entry or empty array per column, concatenated: no lambda (``filter``), which
+    # Spark would evaluate row by row without code generation.
+    none = sf.array().cast(_ENTRIES)
     entries = [
-        sf.struct(
-            sf.lit(name).alias("key"),
-            sf.when(
-                image[name].isNotNull()
-                & cast_value(image[name], mysql_type, timestamp_zone).isNull(),
-                image[name],
-            ).alias("value"),
-        )
+        sf.when(
+            image[name].isNotNull() & cast_value(image[name], mysql_type, timestamp_zone).isNull(),
+            sf.array(sf.struct(sf.lit(name).alias("key"), image[name].alias("value"))),
+        ).otherwise(none)
         for name, mysql_type in columns
         if not isinstance(spark_type(mysql_type), st.StringType | st.BinaryType)
     ]
     if not entries:
         return sf.lit(None).cast(_IMAGE)
-    kept = sf.filter(sf.array(*entries), lambda e: e["value"].isNotNull())
+    kept = sf.concat(*entries)
     return sf.when(sf.size(kept) > 0, sf.map_from_entries(kept))
 
 

@@ -650,18 +650,26 @@ def _actions(segment: DataFrame, primary_key: Sequence[str]) -> DataFrame:
     key_changed = reduce(or_, [~before[k].eqNullSafe(after[k]) for k in primary_key])
     kind = sf.col("type")
 
-    def action(image: Column, op: str, rank: int) -> list[Column | str]:
-        return [
-            image.alias("image"),
-            sf.lit(op).alias("_cdc_op"),
-            change_order(sf.lit(rank).alias("rank")).alias("_order"),
-            *[c for c in segment.columns if c not in ("before", "after")],
-        ]
+    def action(image: Column, op: str, rank: int) -> Column:
+        return sf.struct(
+            image.alias("image"), sf.lit(op).alias("_cdc_op"), sf.lit(rank).alias("rank")
+        )
 
-    upserts = segment.where(kind.isin("INSERT", "UPDATE")).select(*action(after, "U", 1))
-    old_keys = segment.where((kind == "UPDATE") & key_changed).select(*action(before, "D", 0))
-    deletes = segment.where(kind == "DELETE").select(*action(before, "D", 0))
-    return upserts.unionByName(old_keys).unionByName(deletes)
+    # Up to three actions per change, made in one pass over the changes (null where none).
+    candidates = sf.array(
+        sf.when(kind.isin("INSERT", "UPDATE"), action(after, "U", 1)),
+        sf.when((kind == "UPDATE") & key_changed, action(before, "D", 0)),
+        sf.when(kind == "DELETE", action(before, "D", 0)),
+    )
+    chosen = segment.select("*", sf.explode(candidates).alias("_action")).where(
+        sf.col("_action").isNotNull()
+    )
+    return chosen.select(
+        sf.col("_action.image").alias("image"),
+        sf.col("_action._cdc_op").alias("_cdc_op"),
+        change_order(sf.col("_action.rank").alias("rank")).alias("_order"),
+        *[c for c in segment.columns if c not in ("before", "after")],
+    )
 
 
 # -------------------------------------------------------------------------------- the job

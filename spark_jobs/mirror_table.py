@@ -27,9 +27,6 @@ Table properties: ``cdc.source`` (``db.table``), ``cdc.primaryKey`` and ``cdc.my
 ``cdc.ddlOrder`` (JSON: the change order of the last DDL applied, so replayed DDL and rows
 older than it do not change the schema again). Column mapping is on (``name`` mode) so that
 ``DROP COLUMN`` is a metadata change.
-
-The job is the only writer, so schema and properties are cached here and refreshed only after
-this object changes them.
 """
 
 from __future__ import annotations
@@ -377,7 +374,11 @@ class MirrorTable:
         meta = ["_cdc_order", "_cdc_gtid", "_cdc_es"]
         stamp = [f"{m} = s.{m}" for m in meta]
         updates += [*stamp, "_cdc_deleted = false"]
-        updates.append(f"_cdc_invalid = CASE WHEN size({invalid}) > 0 THEN {invalid} END")
+        # Most rows have no invalid values: spare them the lambda (evaluated without codegen).
+        updates.append(
+            "_cdc_invalid = CASE WHEN t._cdc_invalid IS NULL THEN s._cdc_invalid "
+            f"WHEN size({invalid}) > 0 THEN {invalid} END"
+        )
         inserted = [*names, *meta, "_cdc_invalid"]
         view = self._view(latest)
         try:
