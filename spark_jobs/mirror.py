@@ -205,8 +205,10 @@ class MirrorBatchWriter:
         self._finish(spark, parse_messages(batch), batch_id, outcomes)
 
     def _apply_messages(self, spark: SparkSession, messages: DataFrame) -> list[DdlOutcome]:
-        with _persisted(changes(messages)) as rows:
-            return self._apply(spark, messages, rows)
+        # The row changes are not cached: each table's MERGE derives its own from the cached
+        # messages once (Delta materializes the MERGE source), which costs less than caching
+        # every change's images a second time.
+        return self._apply(spark, messages, changes(messages))
 
     def _finish(
         self, spark: SparkSession, messages: DataFrame, batch_id: int, outcomes: list[DdlOutcome]

@@ -41,9 +41,9 @@ pytestmark = [pytest.mark.services, pytest.mark.timeout(300)]
 ROOT = Path(__file__).resolve().parents[2]
 BACKLOG = 12_000
 SMALL_CAP = 4_000  # the default for the test session's 1 GiB heap at 4,000 records per GiB
-# A batch too large for 512 MiB of heap: 2,500 records of about 130 KB.
-FAT_RECORDS = 2_500
-FAT_PADDING = 130_000
+# A batch too large for 512 MiB of heap: 4,000 records of about 200 KB.
+FAT_RECORDS = 4_000
+FAT_PADDING = 200_000
 
 
 @dataclass(frozen=True)
@@ -163,8 +163,8 @@ def test_a_batch_out_of_memory_is_retried_in_slices(
 def test_a_batch_too_large_for_a_real_heap_stops_the_job_with_one_line(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    """A real heap, really exhausted: one batch of 2,500 records of about 130 KB each (a
-    third of a GB) for a job given 512 MiB. The batch runs out of memory whole; the job
+    """A real heap, really exhausted: one batch of 4,000 records of about 200 KB each (0.8
+    GB) for a job given 512 MiB. The batch runs out of memory whole; the job
     retries it smaller, and when even that fails it stops, exit 1, with one line naming the
     setting to change: never the same batch forever, never a hang. Nothing is committed, so
     the next start (with more heap) applies the batch."""
