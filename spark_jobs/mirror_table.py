@@ -26,7 +26,13 @@ Table properties: ``cdc.source`` (``db.table``), ``cdc.primaryKey`` and ``cdc.my
 (JSON: the key columns; each column's declared type, which decides how its text is cast) and
 ``cdc.ddlOrder`` (JSON: the change order of the last DDL applied, so replayed DDL and rows
 older than it do not change the schema again). Column mapping is on (``name`` mode) so that
-``DROP COLUMN`` is a metadata change.
+``DROP COLUMN`` is a metadata change, and deletion vectors are on so that a MERGE marks the
+rows it replaces instead of rewriting every file holding one: updates spread over all keys
+touch nearly every file of the table, and without deletion vectors each micro-batch rewrote
+the whole table, growing slower as the table grew.
+
+The job is the only writer, so schema and properties are cached here and refreshed only after
+this object changes them.
 """
 
 from __future__ import annotations
@@ -174,8 +180,7 @@ class MirrorTable:
         )
         props = {
             "delta.columnMapping.mode": "name",
-            "delta.minReaderVersion": "2",
-            "delta.minWriterVersion": "5",
+            "delta.enableDeletionVectors": "true",
             "cdc.source": f"{self.database}.{self.table}",
             "cdc.primaryKey": json.dumps(list(primary_key)),
             "cdc.mysqlTypes": json.dumps(dict(columns)),
