@@ -3,7 +3,8 @@
 - canal 1.1.7: its jars from Maven Central (``mvn dependency:copy-dependencies`` on
   bench/compare/canal/pom.xml, local repository var/cache/m2 as deploy/local/install.sh does),
   plus bench/compare/canal/CanalBenchLauncher.java compiled against them (host Java 17).
-- Debezium Server 3.0.x: the ``debezium-server-dist`` tar.gz from Maven Central, unpacked.
+- Debezium Server: the ``debezium-server-dist`` tar.gz of each release the sources use
+  (``settings.DEBEZIUM_RELEASES``) from Maven Central, unpacked.
 - Java 21 for Debezium: ``openjdk-21-jre-headless`` installed into the Debian sid root file
   system deploy/local/install.sh made for MySQL (var/cache/sid-rootfs), run chrooted.
 
@@ -28,8 +29,6 @@ SID_ROOTFS = CACHE / "sid-rootfs"
 CANAL_DIR = Path(__file__).resolve().parent / "canal"
 CANAL_LIBS = COMPARE / "canal-1.1.7-libs"
 CANAL_LAUNCHER = COMPARE / "canal-launcher"
-DEBEZIUM_VERSION = "3.0.8.Final"
-DEBEZIUM_HOME = COMPARE / f"debezium-server-{DEBEZIUM_VERSION}"
 MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 SID_JAVA = "/usr/lib/jvm/java-21-openjdk-amd64/bin/java"
 IN_ROOT = "/srv/compare"  # where COMPARE is bind-mounted inside the sid root
@@ -82,15 +81,17 @@ def canal_classpath() -> str:
     return f"{CANAL_LAUNCHER}:{CANAL_LIBS}/*"
 
 
-def debezium_home() -> Path:
-    """Debezium Server unpacked under var/cache/compare, downloaded once."""
-    if (DEBEZIUM_HOME / "lib").is_dir():
-        return DEBEZIUM_HOME
+def debezium_home(version: str) -> Path:
+    """Debezium Server ``version`` (``3.6.1.Final``) unpacked under var/cache/compare,
+    downloaded once."""
+    home = COMPARE / f"debezium-server-{version}"
+    if (home / "lib").is_dir():
+        return home
     COMPARE.mkdir(parents=True, exist_ok=True)
-    name = f"debezium-server-dist-{DEBEZIUM_VERSION}.tar.gz"
+    name = f"debezium-server-dist-{version}.tar.gz"
     archive = COMPARE / name
     if not archive.exists():
-        url = f"{MAVEN_CENTRAL}/io/debezium/debezium-server-dist/{DEBEZIUM_VERSION}/{name}"
+        url = f"{MAVEN_CENTRAL}/io/debezium/debezium-server-dist/{version}/{name}"
         print(f"downloading {url}", flush=True)
         partial = archive.with_suffix(".part")
         try:
@@ -102,9 +103,9 @@ def debezium_home() -> Path:
     shutil.rmtree(unpacking, ignore_errors=True)
     with tarfile.open(archive) as tar:
         tar.extractall(unpacking, filter="data")
-    (unpacking / "debezium-server").rename(DEBEZIUM_HOME)
+    (unpacking / "debezium-server").rename(home)
     unpacking.rmdir()
-    return DEBEZIUM_HOME
+    return home
 
 
 def in_sid(command: list[str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Side by side: canal-bridge, Debezium Server 3.0 and canal 1.1.7 on the same binlog range.
+"""Side by side: canal-bridge, Debezium Server and canal 1.1.7 on the same binlog range.
 
     var/venv/bin/python -m bench.compare --workload a|d [--scale S] [--repeat N]
         [--systems bridge,debezium,canal] [--record]
@@ -13,7 +13,8 @@ first to the last record's broker append time, CPU seconds per million rows of a
 processes (spawn to the last row, and from its first record), peak RSS, and canal-bridge ÷
 each. A compared system that fails its first run (canal 1.1.7 on MySQL 9, say) is reported
 in one line and recorded as "cannot run: <why>" instead of figures; canal-bridge failing, or a
-later run failing, stops the comparison. Java artifacts are fetched and cached under
+later run failing, stops the comparison. Debezium Server is 3.0.8 on MariaDB and 3.6.1 on
+MySQL (``settings.DEBEZIUM_RELEASES`` says why). Java artifacts are fetched and cached under
 var/cache on first use (bench/compare/artifacts.py). docs/benchmarks.md says more.
 """
 

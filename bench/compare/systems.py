@@ -17,8 +17,10 @@ from bench.compare import artifacts
 from bench.compare.debezium_offsets import offset_file
 from bench.compare.settings import (
     CANAL_JAVA_OPTS,
+    DEBEZIUM_RELEASES,
     RunSpec,
     canal_properties,
+    debezium_name,
     debezium_properties,
     debezium_topic,
     properties_text,
@@ -166,12 +168,14 @@ LOGBACK = """<configuration>
 
 
 class Debezium(JavaProcess):
-    """Debezium Server 3.0 (the source's connector, Kafka sink) on Java 21 from the sid root."""
+    """Debezium Server (the source's release and connector, Kafka sink) on Java 21 from the
+    sid root."""
 
-    name = "Debezium Server 3.0"
     count = staticmethod(debezium_rows)
 
     def __init__(self, spec: RunSpec) -> None:
+        self.name = debezium_name(spec.flavor)
+        self.release = DEBEZIUM_RELEASES[spec.flavor]
         # Under var/cache/compare: the sid root sees that folder (artifacts.in_sid).
         run = artifacts.COMPARE / "runs" / f"debezium-{uuid.uuid4().hex[:6]}"
         (run / "config").mkdir(parents=True)
@@ -182,7 +186,7 @@ class Debezium(JavaProcess):
         self.topic = debezium_topic(self.prefix, spec)
 
     def start(self) -> None:
-        home, java = artifacts.debezium_home(), artifacts.sid_java21()
+        home, java = artifacts.debezium_home(self.release), artifacts.sid_java21()
         state = artifacts.host_path_in_sid(self.dir)
         props = debezium_properties(self.spec, self.prefix, state)
         (self.dir / "config" / "application.properties").write_text(properties_text(props))

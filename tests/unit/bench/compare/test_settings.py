@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bench.compare.settings import (
+    DEBEZIUM_RELEASES,
     RunSpec,
     canal_properties,
+    debezium_name,
     debezium_properties,
     debezium_topic,
     properties_text,
@@ -90,3 +92,11 @@ def test_debezium_reads_mysql_with_its_own_connector_and_tls_off() -> None:
     assert props["debezium.source.database.ssl.mode"] == "disabled"  # MySQL's name for it
     assert props["debezium.source.database.port"] == "13307"
     assert debezium_properties(SPEC, "p", "/d")["debezium.source.database.ssl.mode"] == "disable"
+
+
+def test_mariadb_keeps_the_recorded_debezium_and_mysql_gets_one_reading_tagged_gtids() -> None:
+    # 3.0.8 is the release of MariaDB's recorded figures; on MySQL it cannot parse a tagged
+    # GTID in gtid_executed, which 3.6.1 reads.
+    assert DEBEZIUM_RELEASES == {"mariadb": "3.0.8.Final", "mysql": "3.6.1.Final"}
+    assert debezium_name("mariadb") == "Debezium Server 3.0.8"
+    assert debezium_name("mysql") == "Debezium Server 3.6.1"
