@@ -44,11 +44,11 @@ from bench.measure import (
     bootstrap,
     create_topic,
     delete_topic,
-    mysql_address,
     process_tree,
     usage_of,
 )
 from bench.run import RESULTS, load_average, machine, record_table
+from bench.source import source_server
 from bench.workloads import connect, master_position
 from tests.integration.mariadb_server import ThrowawayMariaDB
 
@@ -176,7 +176,7 @@ def shared_source() -> Iterator[Source]:
         finally:
             conn.close()
 
-    host, port = mysql_address()
+    host, port = source_server().address
     env = os.environ
     yield Source(
         f"{host}:{port}",

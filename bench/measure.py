@@ -38,11 +38,6 @@ def bootstrap() -> str:
     return os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092")
 
 
-def mysql_address(source: SourceServer | None = None) -> tuple[str, int]:
-    """Where ``source`` (the local MariaDB by default) listens."""
-    return (source or source_server()).address
-
-
 @dataclass(frozen=True)
 class Usage:
     """CPU seconds (user + system, all threads) and peak RSS so far of a process and its

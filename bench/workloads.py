@@ -113,18 +113,35 @@ def _mixed(
     update: Callable[[int], str],
 ) -> None:
     """(a)'s statements: inserts of ``values`` rows, updates setting ``update(k)``, deletes."""
-    inserts, updates, deletes = _n(200_000, scale), _n(100_000, scale), _n(50_000, scale)
-    for rows in _chunks(inserts, 1000):
-        run_many(conn, [multi_insert(schema, "orders", rows, values)])
-    for keys in _chunks(updates, STATEMENTS_PER_QUERY):
-        sql = [
-            f"UPDATE {schema}.orders SET {update(k)} WHERE id={(k * 7919) % inserts + 1}"
-            for k in keys
-        ]
-        run_many(conn, ["BEGIN", *sql, "COMMIT"])
+    deletes = _n(50_000, scale)
+    _insert_and_update(
+        conn, schema, "orders", (_n(200_000, scale), values), (_n(100_000, scale), update)
+    )
     # Deletes take keys the updates may have touched too; each deletes one existing row.
     for keys in _chunks(deletes, STATEMENTS_PER_QUERY):
         sql = [f"DELETE FROM {schema}.orders WHERE id={k * 4 - 1}" for k in keys]
+        run_many(conn, ["BEGIN", *sql, "COMMIT"])
+
+
+def _insert_and_update(
+    conn: Connection,
+    schema: str,
+    table: str,
+    inserts: tuple[int, Callable[[int], str]],
+    updates: tuple[int, Callable[[int], str]],
+) -> None:
+    """``inserts`` (count, ``values``): rows with ids 1..count in multi-row INSERTs; then
+    ``updates`` (count, ``update``): one-row UPDATEs setting ``update(k)`` on ids spread over
+    the inserted ones, 1,000 per transaction."""
+    inserted, values = inserts
+    count, update = updates
+    for rows in _chunks(inserted, 1000):
+        run_many(conn, [multi_insert(schema, table, rows, values)])
+    for keys in _chunks(count, STATEMENTS_PER_QUERY):
+        sql = [
+            f"UPDATE {schema}.{table} SET {update(k)} WHERE id={(k * 7919) % inserted + 1}"
+            for k in keys
+        ]
         run_many(conn, ["BEGIN", *sql, "COMMIT"])
 
 
@@ -179,15 +196,9 @@ def json_update(k: int) -> str:
 
 def _load_json_partial(conn: Connection, schema: str, scale: float) -> None:
     run_many(conn, ["SET SESSION binlog_row_value_options = 'PARTIAL_JSON'"])
-    inserts, updates = _n(100_000, scale), _n(200_000, scale)
-    for rows in _chunks(inserts, 1000):
-        run_many(conn, [multi_insert(schema, "docs", rows, json_values)])
-    for keys in _chunks(updates, STATEMENTS_PER_QUERY):
-        sql = [
-            f"UPDATE {schema}.docs SET {json_update(k)} WHERE id={(k * 7919) % inserts + 1}"
-            for k in keys
-        ]
-        run_many(conn, ["BEGIN", *sql, "COMMIT"])
+    _insert_and_update(
+        conn, schema, "docs", (_n(100_000, scale), json_values), (_n(200_000, scale), json_update)
+    )
 
 
 def _mixed_changes(scale: float) -> int:
