@@ -14,7 +14,8 @@ on a backlog, and how much heap it takes doing so.
    lines give the records and duration of each batch; the rate is records over the batches'
    summed durations (JVM start-up and the Ivy check aside, reported apart as the wall time),
    also for the first and the second half of the batches, so a rate that sinks as the
-   output grows shows.
+   output grows shows. The mirror's fold of what its last batches staged, after them, counts
+   as part of the second half.
 3. Heap: the largest heap in use before a collection (what the heap had to hold, garbage
    included) and after one (what was live), from the GC log, against the heap's maximum.
 4. ``--reconcile``: the table the changes leave is loaded into the local MariaDB
@@ -57,6 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "spark.md"
 PYTHON = ROOT / "var" / "venv" / "bin" / "python"
 _BATCH = re.compile(r"batch (\d+): ([\d,]+) records in ([\d.]+) s")
+_FOLD = re.compile(r"folded [\d,]+ staged actions in ([\d.]+) s")
 _GC = re.compile(r"Pause.*?(\d+)M->(\d+)M\((\d+)M\)")
 
 
@@ -77,6 +79,7 @@ class Run:
     wall_s: float
     exit_code: int
     batches: list[tuple[int, int, float]] = field(default_factory=list)
+    final_fold_s: float = 0.0
     heap: Heap = field(default_factory=Heap)
     reconcile: str = ""
     reconcile_s: float = 0.0
@@ -86,14 +89,18 @@ class Run:
     def records(self) -> int:
         return sum(b[1] for b in self.batches)
 
-    def rate(self, batches: list[tuple[int, int, float]] | None = None) -> float:
+    def rate(
+        self, batches: list[tuple[int, int, float]] | None = None, extra_s: float = 0
+    ) -> float:
         chosen = self.batches if batches is None else batches
-        seconds = sum(b[2] for b in chosen)
+        seconds = sum(b[2] for b in chosen) + (self.final_fold_s if batches is None else extra_s)
         return sum(b[1] for b in chosen) / seconds if seconds else 0.0
 
     def halves(self) -> tuple[float, float]:
         middle = len(self.batches) // 2
-        return self.rate(self.batches[:middle]), self.rate(self.batches[middle:])
+        return self.rate(self.batches[:middle], 0), self.rate(
+            self.batches[middle:], self.final_fold_s
+        )
 
 
 def read_heap(gc_log: Path) -> Heap:
@@ -129,7 +136,7 @@ def run_job(  # noqa: PLR0917 (one run's settings)
     driver_memory: str | None,
     job_args: list[str],
     log: Path,
-) -> tuple[int, float, list[tuple[int, int, float]], Heap]:
+) -> tuple[int, float, list[tuple[int, int, float]], float, Heap]:
     gc_log = workdir / "gc.log"
     env = dict(os.environ)
     env["PYSPARK_SUBMIT_ARGS"] = (
@@ -156,11 +163,14 @@ def run_job(  # noqa: PLR0917 (one run's settings)
     with log.open("w") as out:
         code = subprocess.run(command, cwd=ROOT, env=env, stdout=out, stderr=out, check=False)
     wall = time.monotonic() - started
+    text = log.read_text(errors="replace")
+    matches = list(_BATCH.finditer(text))
     batches = [
-        (int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3)))
-        for m in _BATCH.finditer(log.read_text(errors="replace"))
+        (int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3))) for m in matches
     ]
-    return code.returncode, wall, batches, read_heap(gc_log)
+    after_batches = text[matches[-1].end() :] if matches else ""
+    final_fold_s = sum(float(m.group(1)) for m in _FOLD.finditer(after_batches))
+    return code.returncode, wall, batches, final_fold_s, read_heap(gc_log)
 
 
 def load_source(changes: int, snapshot: bool) -> None:
@@ -309,10 +319,10 @@ def main(argv: list[str] | None = None) -> int:
     stamp = int(time.time())
     workdir = Path(tempfile.mkdtemp(prefix="spark-catchup-", dir=raw))
     job_log = raw / f"spark-catchup-{stamp}.log"
-    code, wall, batches, heap = run_job(
+    code, wall, batches, final_fold_s, heap = run_job(
         args.job, topic, workdir, args.driver_memory, args.job_arg, job_log
     )
-    run = Run(args.changes, args.snapshot, produce_s, wall, code, batches, heap)
+    run = Run(args.changes, args.snapshot, produce_s, wall, code, batches, final_fold_s, heap)
     print(f"[spark_catchup] {args.job} exit {code}, {run.records:,} records, {run.rate():,.0f}/s")
     if args.reconcile and code == 0 and args.job == "mirror":
         load_source(args.changes, args.snapshot)

@@ -43,6 +43,7 @@ from spark_jobs.stream import (
     add_stream_arguments,
     configure_logging,
     run_job,
+    run_query,
     stream_options,
 )
 
@@ -76,6 +77,9 @@ class ChangelogJob:
         )
         return self.stream.trigger(writer).start()
 
+    def run(self, spark: SparkSession) -> int:
+        return run_query(self.start(spark))
+
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -90,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     args = parse_args(argv)
     job = ChangelogJob(stream=stream_options(args), output=args.output)
-    return run_job("canal-bridge-changelog", args.driver_memory, job.start)
+    return run_job("canal-bridge-changelog", args.driver_memory, job.run)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@
 3. For each segment, turn changes into actions on keys (INSERT/UPDATE: upsert the after-image;
    DELETE: delete the before-image's key; an UPDATE that changes the primary key also deletes
    the old key, as ``mq.key_change: split`` sends it as DELETE + INSERT), keep the latest
-   action per key and MERGE them (``MirrorTable.merge``).
+   action per key and MERGE them (``MirrorTable.merge``). While the job is behind (the batch
+   is full), the actions are staged instead and folded in when they amount to a fraction of
+   the table (``pending``): a MERGE reads the whole table, once per fold rather than per batch.
 4. Apply the DDL that ends the segment: ADD COLUMN (with the value existing rows got, where
    it goes), DROP COLUMN, RENAME COLUMN, CHANGE/MODIFY (new name, type: existing values are
    converted, place), TRUNCATE. Other DDL, and DDL that fails, is recorded and skipped.
@@ -39,6 +41,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -63,11 +66,13 @@ from spark_jobs.ddl import (
 )
 from spark_jobs.decode import ORDER_COLUMNS, change_order, changes, parse_messages
 from spark_jobs.mirror_table import MirrorTable, Order, quote, typed_frame
+from spark_jobs.pending import FOLD_RATIO, PendingActions, TableKey
 from spark_jobs.stream import (
     StreamOptions,
     add_stream_arguments,
     configure_logging,
     run_job,
+    run_query,
     stream_options,
 )
 
@@ -77,6 +82,10 @@ DDL_LOG = "_cdc_ddl"
 BATCH_LOG = "_cdc_batches"
 TOMBSTONE_RETENTION_MS = 7 * 24 * 3600 * 1000
 PURGE_EVERY_BATCHES = 100
+FULL_BATCH = 0.9
+"""A batch of this fraction of the cap is full: the job is behind. (Kafka's source spreads the
+cap over the partitions rounding down, and transaction markers take offsets but are no
+records, so a full batch may hold a little less than the cap.)"""
 
 DDL_LOG_SCHEMA = st.StructType(
     [
@@ -139,6 +148,8 @@ class ColumnInfo:
 class MirrorBatchWriter:
     """The ``foreachBatch`` function: applies one micro-batch to the mirror under ``root``.
 
+    A batch of fewer than ``FULL_BATCH`` of ``batch_cap`` records means the job has caught up:
+    every table's staged actions are folded in then (no cap: every batch).
     ``after_batch(batch_id)`` runs after the batch's writes and before Spark commits it (tests
     use it to fail a batch at that point).
     """
@@ -150,19 +161,25 @@ class MirrorBatchWriter:
         timestamp_zone: str = "UTC",
         after_batch: Callable[[int], None] | None = None,
         tombstone_retention_ms: int = TOMBSTONE_RETENTION_MS,
+        *,
+        batch_cap: int | None = None,
     ) -> None:
         self.root = root.rstrip("/")
         self.checkpoint = checkpoint
         self.timestamp_zone = timestamp_zone
         self.after_batch = after_batch
         self.tombstone_retention_ms = tombstone_retention_ms
+        self.batch_cap = batch_cap
         self._tables: dict[tuple[str, str], MirrorTable] = {}
+        self._pending: PendingActions | None = None
         self._app_id: str | None = None
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         spark = batch.sparkSession
         slices = 1
         ranges: list[OffsetRange] | None = None
+        pending = self._pending_actions(spark)
+        staged_before = pending.version()
         while True:
             try:
                 self._apply_batch(spark, batch, batch_id, slices, ranges)
@@ -173,6 +190,7 @@ class MirrorBatchWriter:
                 if ranges is None:
                     ranges = _offset_ranges(batch, batch_id, exc)
                 slices = _more_slices(ranges, batch_id, slices, exc)
+                pending.restore(staged_before)
         if self.after_batch is not None:
             self.after_batch(batch_id)
 
@@ -195,37 +213,61 @@ class MirrorBatchWriter:
         than a row's ``_cdc_order`` applies, whatever part it comes in."""
         if slices == 1 or ranges is None:
             with _persisted(parse_messages(batch)) as messages:
-                outcomes = self._apply_messages(spark, messages)
-                self._finish(spark, messages, batch_id, outcomes)
+                caught_up = self._caught_up(messages.count())
+                outcomes = self._apply_messages(spark, messages, caught_up)
+                self._finish(spark, messages, batch_id, outcomes, caught_up)
             return
         outcomes = []
+        caught_up = self._caught_up(sum(r.records for r in ranges))
         for part in _slices(batch, ranges, slices):
             with _persisted(parse_messages(part)) as messages:
-                outcomes += self._apply_messages(spark, messages)
-        self._finish(spark, parse_messages(batch), batch_id, outcomes)
+                outcomes += self._apply_messages(spark, messages, caught_up)
+        self._finish(spark, parse_messages(batch), batch_id, outcomes, caught_up)
 
-    def _apply_messages(self, spark: SparkSession, messages: DataFrame) -> list[DdlOutcome]:
+    def _caught_up(self, records: int) -> bool:
+        return self.batch_cap is None or records < FULL_BATCH * self.batch_cap
+
+    def _apply_messages(
+        self, spark: SparkSession, messages: DataFrame, caught_up: bool
+    ) -> list[DdlOutcome]:
         # The row changes are not cached: each table's MERGE derives its own from the cached
         # messages once (Delta materializes the MERGE source), which costs less than caching
         # every change's images a second time.
-        return self._apply(spark, messages, changes(messages))
+        return self._apply(spark, messages, changes(messages), caught_up)
 
     def _finish(
-        self, spark: SparkSession, messages: DataFrame, batch_id: int, outcomes: list[DdlOutcome]
+        self,
+        spark: SparkSession,
+        messages: DataFrame,
+        batch_id: int,
+        outcomes: list[DdlOutcome],
+        caught_up: bool,
     ) -> None:
+        if caught_up:
+            self.fold_all(spark)
         self._write_logs(spark, messages, batch_id, outcomes)
         if batch_id % PURGE_EVERY_BATCHES == PURGE_EVERY_BATCHES - 1:
             self._purge_tombstones(messages)
 
+    def fold_all(self, spark: SparkSession) -> None:
+        """Fold every table's staged actions into it (the job has caught up, or is done)."""
+        pending = self._pending_actions(spark)
+        for key in pending.tables():
+            self._fold(self._table(spark, *key), None)
+
     # ---------------------------------------------------------------- one batch
 
-    def _apply(self, spark: SparkSession, messages: DataFrame, rows: DataFrame) -> list[DdlOutcome]:
+    def _apply(
+        self, spark: SparkSession, messages: DataFrame, rows: DataFrame, caught_up: bool
+    ) -> list[DdlOutcome]:
         ddl = _ddl_events(messages)
         info = _column_info(messages)
         outcomes: list[DdlOutcome] = []
         for key in sorted(set(info) | {(e.database, e.table) for e in ddl}):
             table_ddl = [e for e in ddl if (e.database, e.table) == key]
-            outcomes += self._apply_table(spark, key, rows, info.get(key), table_ddl)
+            outcomes += self._apply_table(
+                spark, key, rows, info.get(key), table_ddl, caught_up=caught_up
+            )
         return outcomes
 
     def _table(self, spark: SparkSession, database: str, table: str) -> MirrorTable:
@@ -236,6 +278,11 @@ class MirrorBatchWriter:
             self._tables[key] = cached
         return cached
 
+    def _pending_actions(self, spark: SparkSession) -> PendingActions:
+        if self._pending is None or self._pending.spark is not spark:
+            self._pending = PendingActions(spark, self.root)
+        return self._pending
+
     def _apply_table(
         self,
         spark: SparkSession,
@@ -243,6 +290,8 @@ class MirrorBatchWriter:
         rows: DataFrame,
         info: ColumnInfo | None,
         ddl: list[DdlEvent],
+        *,
+        caught_up: bool,
     ) -> list[DdlOutcome]:
         table = self._table(spark, *key)
         if table.state is None:
@@ -267,8 +316,12 @@ class MirrorBatchWriter:
         lower: Order | None = None
         for event in [*boundaries, None]:
             upper = event.order if event is not None else None
+            # Before a DDL, the table must hold every change made before it.
+            fold = caught_up or event is not None
             if info is not None:
-                self._merge_segment(table, table_rows, lower, upper)
+                self._merge_segment(table, table_rows, lower, upper, fold)
+            elif fold:
+                self._fold(table, None)
             if event is not None:
                 outcomes.append(self._apply_ddl(table, event))
                 lower = upper
@@ -296,8 +349,15 @@ class MirrorBatchWriter:
             table.add_columns(new)
 
     def _merge_segment(
-        self, table: MirrorTable, rows: DataFrame, lower: Order | None, upper: Order | None
+        self,
+        table: MirrorTable,
+        rows: DataFrame,
+        lower: Order | None,
+        upper: Order | None,
+        fold: bool,
     ) -> None:
+        """Merge the segment's actions, with what is staged before them (``fold``), or stage
+        them, folding what is staged once it is ``FOLD_RATIO`` of the table."""
         state = table.state
         assert state is not None
         message_order = _message_order()
@@ -307,8 +367,41 @@ class MirrorBatchWriter:
         if upper is not None:
             segment = segment.where(message_order < _order_literal(upper))
         if (lower is not None or upper is not None) and segment.isEmpty():
-            return  # a DDL with no change of this table on one side: spare an empty MERGE
+            # A DDL with no change of this table on one side: spare an empty MERGE.
+            if fold:
+                self._fold(table, None)
+            return
         actions = _actions(segment, state.primary_key)
+        if fold:
+            self._fold(table, actions)
+            return
+        pending = self._pending_actions(table.spark)
+        key = (table.database, table.table)
+        pending.stage(key, actions)
+        if pending.counts.get(key, 0) >= FOLD_RATIO * table.rows:
+            self._fold(table, None)
+
+    def _fold(self, table: MirrorTable, actions: DataFrame | None) -> None:
+        """MERGE ``actions`` and the table's staged actions into it, then clear those."""
+        pending = self._pending_actions(table.spark)
+        key: TableKey = (table.database, table.table)
+        if actions is None:
+            if key not in pending.counts:
+                return
+            actions = pending.actions(key)
+        else:
+            actions = pending.with_staged(key, actions)
+        staged = pending.counts.get(key, 0)
+        started = time.monotonic()
+        self._merge_latest(table, actions)
+        pending.clear([key])
+        if staged:
+            took = time.monotonic() - started
+            log.info("%s.%s: folded %d staged actions in %.1f s", *key, staged, took)
+
+    def _merge_latest(self, table: MirrorTable, actions: DataFrame) -> None:
+        state = table.state
+        assert state is not None
         typed = typed_frame(actions, state.columns, self.timestamp_zone)
         window = Window.partitionBy(*[sf.col(quote(k)) for k in state.primary_key]).orderBy(
             sf.col("_cdc_order").desc()
@@ -685,16 +778,29 @@ class MirrorJob:
     tombstone_retention_ms: int = TOMBSTONE_RETENTION_MS
 
     def start(self, spark: SparkSession) -> StreamingQuery:
+        cap = self.stream.batch_cap(spark)
         writer = MirrorBatchWriter(
             self.mirror,
             self.stream.checkpoint,
             self.stream.timestamp_zone,
             self.after_batch,
             self.tombstone_retention_ms,
+            batch_cap=cap,
         )
-        stream = self.stream.read(spark).writeStream.foreachBatch(writer)
+        stream = self.stream.read(spark, cap).writeStream.foreachBatch(writer)
         stream = stream.option("checkpointLocation", self.stream.checkpoint)
         return self.stream.trigger(stream).start()
+
+    def finish(self, spark: SparkSession) -> None:
+        """After an available-now run: fold what its last, full batches staged."""
+        MirrorBatchWriter(self.mirror, self.stream.checkpoint, self.stream.timestamp_zone).fold_all(
+            spark
+        )
+
+    def run(self, spark: SparkSession) -> int:
+        """Start the query, wait for it (``stream.run_query``), fold what it staged if it ended
+        on its own (available-now)."""
+        return run_query(self.start(spark), lambda: self.finish(spark))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -719,7 +825,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mirror=args.mirror,
         tombstone_retention_ms=int(args.tombstone_retention_hours * 3_600_000),
     )
-    return run_job("canal-bridge-mirror", args.driver_memory, job.start)
+    return run_job("canal-bridge-mirror", args.driver_memory, job.run)
 
 
 if __name__ == "__main__":

@@ -79,9 +79,15 @@ Order = tuple[Any, ...]
 
 # The error conditions of "no Delta table at this path" (Spark 4.0, Delta 4.0): reading a path
 # that does not exist (PATH_NOT_FOUND) or a folder without a Delta log (DELTA_TABLE_NOT_FOUND),
-# SHOW TBLPROPERTIES of either (DELTA_MISSING_DELTA_TABLE).
+# SHOW TBLPROPERTIES of either (DELTA_MISSING_DELTA_TABLE), DESCRIBE HISTORY of either
+# (DELTA_TABLE_ONLY_OPERATION).
 NO_TABLE_CONDITIONS = frozenset(
-    {"PATH_NOT_FOUND", "DELTA_TABLE_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE"}
+    {
+        "PATH_NOT_FOUND",
+        "DELTA_TABLE_NOT_FOUND",
+        "DELTA_MISSING_DELTA_TABLE",
+        "DELTA_TABLE_ONLY_OPERATION",
+    }
 )
 
 
@@ -127,6 +133,7 @@ class MirrorTable:
         self.ref = f"delta.{quote(self.path)}"
         self._state: TableState | None = None
         self._loaded = False
+        self._rows: int | None = None
 
     # ---------------------------------------------------------------- state
 
@@ -137,6 +144,13 @@ class MirrorTable:
             self._state = self._read_state()
             self._loaded = True
         return self._state
+
+    @property
+    def rows(self) -> int:
+        """The table's rows, tombstones included (counted again after a change of rows)."""
+        if self._rows is None:
+            self._rows = self.spark.read.format("delta").load(self.path).count()
+        return self._rows
 
     def _read_state(self) -> TableState | None:
         try:
@@ -192,6 +206,7 @@ class MirrorTable:
         )
         self._state = TableState(list(columns), list(primary_key), None)
         self._loaded = True
+        self._rows = 0
 
     def add_columns(self, columns: Sequence[tuple[str, str]], position: Position = None) -> None:
         """Add ``columns`` at the end, or (one column) where ``position`` says: FIRST ("") or
@@ -346,6 +361,7 @@ class MirrorTable:
         )
 
     def purge_tombstones(self, older_than_es_ms: int) -> None:
+        self._rows = None
         self.spark.sql(
             f"DELETE FROM {self.ref} WHERE _cdc_deleted "
             f"AND _cdc_es < timestamp_millis({int(older_than_es_ms)})"
@@ -385,6 +401,7 @@ class MirrorTable:
             f"WHEN size({invalid}) > 0 THEN {invalid} END"
         )
         inserted = [*names, *meta, "_cdc_invalid"]
+        self._rows = None
         view = self._view(latest)
         try:
             self.spark.sql(

@@ -65,14 +65,15 @@ class StreamOptions:
         )
         return cap
 
-    def read(self, spark: SparkSession) -> DataFrame:
+    def read(self, spark: SparkSession, cap: int | None = None) -> DataFrame:
+        """The topics' records, at most ``cap`` (default ``batch_cap``) per micro-batch."""
         return read_kafka(
             spark,
             self.bootstrap_servers,
             topics=self.topics,
             topic_pattern=self.topic_pattern,
             starting_offsets=self.starting_offsets,
-            max_offsets_per_trigger=self.batch_cap(spark),
+            max_offsets_per_trigger=cap or self.batch_cap(spark),
             options=self.kafka_options,
         )
 
@@ -175,15 +176,14 @@ def _not_from_py4j(record: logging.LogRecord) -> bool:
     return f"{os.sep}py4j{os.sep}" not in record.pathname
 
 
-def run_job(
-    app_name: str, driver_memory: str | None, start: Callable[[SparkSession], StreamingQuery]
-) -> int:
-    """A job's main: build the session, start the query, ``run_query`` it, stop Spark. A JVM
-    that dies on the way ends the process at once (``jvm.EXIT_JVM_DIED``, one line)."""
+def run_job(app_name: str, driver_memory: str | None, run: Callable[[SparkSession], int]) -> int:
+    """A job's main: build the session, ``run`` the job in it (start its query and
+    ``run_query`` it), stop Spark. A JVM that dies on the way ends the process at once
+    (``jvm.EXIT_JVM_DIED``, one line)."""
     spark = build_session(app_name, driver_memory=driver_memory)
     watch = JvmWatch().start()
     try:
-        return run_query(start(spark))
+        return run(spark)
     except Exception:
         watch.check()
         raise
@@ -192,9 +192,9 @@ def run_job(
         spark.stop()
 
 
-def run_query(query: StreamingQuery) -> int:
-    """Wait for ``query``, logging each batch; SIGTERM/SIGINT stop it. Returns 0, or 1 when
-    it failed."""
+def run_query(query: StreamingQuery, on_end: Callable[[], None] | None = None) -> int:
+    """Wait for ``query``, logging each batch; SIGTERM/SIGINT stop it. ``on_end`` runs when it
+    ended on its own (available-now) without failing. Returns 0, or 1 when it failed."""
     stopping = threading.Event()
     progress = ProgressLog()
 
@@ -221,4 +221,6 @@ def run_query(query: StreamingQuery) -> int:
         line = failure_line(str(failure))
         log.error("query failed: %s", line or failure)
         return 1
+    if on_end is not None and not stopping.is_set():
+        on_end()
     return 0

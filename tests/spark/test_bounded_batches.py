@@ -28,12 +28,14 @@ from pyspark.sql import functions as sf
 
 from bench.spark_backlog import DATABASE, TABLE, create_topic, final_rows, produce_backlog
 from spark_jobs import budget
+from spark_jobs import mirror as mirror_job
 from spark_jobs.jvm import EXIT_JVM_DIED, JvmWatch, launched_jvm
 from spark_jobs.mirror import BATCH_LOG, MirrorJob
 from spark_jobs.mirror import parse_args as mirror_args
 from spark_jobs.mirror_table import table_path
+from spark_jobs.pending import PENDING
 from spark_jobs.reconcile import read_mirror
-from spark_jobs.stream import StreamOptions, run_query
+from spark_jobs.stream import StreamOptions
 from tests.processes import gone_within
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(300)]
@@ -106,7 +108,7 @@ def test_a_backlog_is_mirrored_in_bounded_batches_with_progress(
     mirror = tmp_path / "mirror"
     options = backlog.options(tmp_path / "cp")
     with caplog.at_level(logging.INFO, logger="spark_jobs"):
-        assert run_query(MirrorJob(options, str(mirror)).start(spark)) == 0
+        assert MirrorJob(options, str(mirror)).run(spark) == 0
     per_batch = {
         r["batch_id"]: r["records"]
         for r in spark.read.format("delta")
@@ -122,6 +124,43 @@ def test_a_backlog_is_mirrored_in_bounded_batches_with_progress(
     progress = re.findall(r"batch \d+: ([\d,]+) records .* ([\d,]+) to go", caplog.text)
     assert len(progress) == len(per_batch), caplog.text
     assert progress[-1][1] == "0"
+    assert mirrored(spark, mirror) == expected_table()
+
+
+def test_full_batches_are_staged_and_folded_when_the_run_ends(
+    spark: SparkSession, backlog: Backlog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Full batches (the job is behind) stage their actions instead of merging them: with a
+    fold ratio too high to be reached, the mirror holds only the first batch (folded into an
+    empty table) while the later ones wait in ``_cdc_pending``. A crash after the last batch's
+    writes redoes it (staging it twice); the restarted run folds everything when it ends, and
+    the mirror is the source's table."""
+    monkeypatch.setattr(mirror_job, "FOLD_RATIO", 1_000)
+    mirror = tmp_path / "mirror"
+    batches = BACKLOG // SMALL_CAP
+    seen: dict[int, tuple[int, int]] = {}
+    crashed: list[int] = []
+
+    def crash_after_last(batch_id: int) -> None:
+        live = read_mirror(spark, table_path(str(mirror), DATABASE, TABLE), "UTC")[1]
+        staged = spark.read.format("delta").load(str(mirror / PENDING)).count()
+        seen[batch_id] = (len(live), staged)
+        if batch_id == batches - 1 and not crashed:
+            crashed.append(batch_id)
+            raise RuntimeError("crash before the commit")
+
+    options = backlog.options(tmp_path / "cp", max_offsets_per_trigger=SMALL_CAP)
+    job = mirror_job.MirrorJob(options, str(mirror), crash_after_last)
+    assert job.run(spark) == 1
+    first_batch_rows = seen[0][0]
+    assert seen[0][1] == 0 and first_batch_rows > 0
+    assert all(rows == first_batch_rows for rows, _ in seen.values()), seen
+    assert seen[batches - 1][1] >= (batches - 1) * SMALL_CAP
+    assert mirrored(spark, mirror) != expected_table()  # the negative case: not folded yet
+
+    assert job.run(spark) == 0
+    assert seen[batches - 1][1] > seen[batches - 2][1] + SMALL_CAP  # staged twice
+    assert spark.read.format("delta").load(str(mirror / PENDING)).count() == 0
     assert mirrored(spark, mirror) == expected_table()
 
 
@@ -152,7 +191,7 @@ def test_a_batch_out_of_memory_is_retried_in_slices(
     mirror = tmp_path / "mirror"
     options = backlog.options(tmp_path / "cp", max_offsets_per_trigger=BACKLOG)
     with caplog.at_level(logging.WARNING, logger="spark_jobs"):
-        assert run_query(MirrorJob(options, str(mirror)).start(spark)) == 0
+        assert MirrorJob(options, str(mirror)).run(spark) == 0
     assert "ran out of memory in 1 slice(s): retrying it in 2 slices" in caplog.text
     assert "retrying it in 4 slices" in caplog.text
     assert len(attempts) == 6 and max(attempts[2:]) <= 3_000
