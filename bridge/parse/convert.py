@@ -89,6 +89,7 @@ _MARIADB_GTID, _QUERY, _PAYLOAD = (
     _E.QUERY_EVENT,
     _E.TRANSACTION_PAYLOAD_EVENT,
 )
+_MYSQL_GTIDS = frozenset({_E.GTID_LOG_EVENT, _E.ANONYMOUS_GTID_LOG_EVENT})
 _ROTATE, _FORMAT_DESCRIPTION = _E.ROTATE_EVENT, _E.FORMAT_DESCRIPTION_EVENT
 _HEARTBEATS = frozenset({_E.HEARTBEAT_LOG_EVENT, _E.HEARTBEAT_LOG_EVENT_V2})
 # The entry types' values, as a FlatEntry holds them.
@@ -336,6 +337,12 @@ class EventConverter:
             yield group
 
     @property
+    def _query_post_header(self) -> int:
+        """The QUERY event's post-header length under the current format description (the
+        compiled loop reads it too)."""
+        return self._format.post_header(_E.QUERY_EVENT, 13)
+
+    @property
     def reads_compiled(self) -> bool:
         """Whether ``flat_read`` has a compiled loop: the compiled module is loaded and rows
         are written by the compiled encoder (``encode_event``'s ``compiled_limit``)."""
@@ -345,8 +352,9 @@ class EventConverter:
         self, events: list[bytes], at: int, checksum: bool, out: list[Entry | FlatEntry]
     ) -> int:
         """``flat_entries`` of ``events`` from ``at`` on, appended to ``out``, by the compiled
-        loop (``native.flat_events``; only where ``reads_compiled``): it takes MariaDB GTIDs,
-        XIDs, TABLE_MAPs already mapped and rows events the compiled encoder writes, in one
+        loop (``native.flat_events``; only where ``reads_compiled``): it takes GTIDs (MariaDB's,
+        MySQL's untagged), BEGINs, XIDs, TABLE_MAPs already mapped and rows events the compiled
+        encoder writes, in one
         call, and returns the index of the first event it left (to ``flat_entries`` or
         ``convert_raw``, event by event), or of the next one once ``out`` holds
         ``GROUP_ENTRIES``."""
@@ -355,14 +363,25 @@ class EventConverter:
         return compiled.flat_events(self, events, at, checksum, limit, out, GROUP_ENTRIES)
 
     def flat_entries(self, data: bytes, checksum: bool) -> tuple[Entry | FlatEntry, ...] | None:
-        """What ``convert_raw`` makes of a rows, XID or MariaDB GTID event, from its bytes, with
-        the entries as ``bridge.parse.entry_codec`` carries them (``FlatEntry``) wherever their rows
-        were written ahead; None for any other event (``convert_raw`` converts it). The binlog
-        reader's process meets these three once per transaction each: the event, header and
-        entry objects ``convert_raw`` and ``EntryEncoder`` would make for them are most of what
-        it spends per one-row transaction."""
+        """What ``convert_raw`` makes of a rows, XID, GTID (MariaDB's, MySQL's untagged) or
+        BEGIN event, from its bytes, with the entries as ``bridge.parse.entry_codec`` carries
+        them (``FlatEntry``) wherever their rows were written ahead; None for any other event
+        (``convert_raw`` converts it). The binlog reader's process meets these once per
+        transaction each: the event, header and entry objects ``convert_raw`` and
+        ``EntryEncoder`` would make for them are most of what it spends per one-row
+        transaction."""
         code = data[4]
         kind: str | None
+        if code == _QUERY:
+            return self._flat_begin(data, checksum)
+        if code in _MYSQL_GTIDS:
+            end = len(data) - CHECKSUM_SIZE if checksum else len(data)
+            gtid = decode_gtid_event(code, data[HEADER_SIZE:end])
+            self._gtid = "" if gtid is None or gtid.anonymous else gtid.text
+            log_pos = HEADER.unpack_from(data)[4]
+            if log_pos:
+                self._last_log_pos = log_pos
+            return _NO_ENTRIES
         if code == _XID:
             timestamp, _, server_id, size, log_pos, _, xid = _XID_EVENT.unpack_from(data)
             kind, transaction_id = _TRANSACTION_END, str(xid)
@@ -384,22 +403,48 @@ class EventConverter:
             self._last_log_pos = log_pos
         if kind is None:
             return _NO_ENTRIES
+        return (self._flat_marker(timestamp, server_id, size, log_pos, kind, transaction_id),)
+
+    def _flat_marker(  # noqa: PLR0917  (the event's header fields, as unpacked)
+        self,
+        timestamp: int,
+        server_id: int,
+        size: int,
+        log_pos: int,
+        kind: str,
+        transaction_id: str,
+    ) -> FlatEntry:
+        """A TRANSACTIONBEGIN or TRANSACTIONEND entry, flat."""
         return (
-            (
-                self._journal,
-                log_pos - size,
-                server_id,
-                timestamp * 1000,
-                "",
-                "",
-                None,
-                self._gtid,
-                size,
-                kind,
-                transaction_id,
-                None,
-            ),
+            self._journal,
+            log_pos - size,
+            server_id,
+            timestamp * 1000,
+            "",
+            "",
+            None,
+            self._gtid,
+            size,
+            kind,
+            transaction_id,
+            None,
         )
+
+    def _flat_begin(self, data: bytes, checksum: bool) -> tuple[Entry | FlatEntry, ...] | None:
+        """A QUERY event's ``flat_entries``: the BEGIN that opens a MySQL transaction; None for
+        any other statement (``convert_raw`` converts it)."""
+        end = len(data) - CHECKSUM_SIZE if checksum else len(data)
+        if data[end - 5 : end] != b"BEGIN":
+            return None
+        query = events.query(data, end, self._query_post_header)
+        if query.sql != "BEGIN":
+            return None
+        timestamp, _, server_id, size, log_pos, _ = HEADER.unpack_from(data)
+        if log_pos:
+            self._last_log_pos = log_pos
+        if not self._begins:
+            return _NO_ENTRIES
+        return (self._flat_marker(timestamp, server_id, size, log_pos, _TRANSACTION_BEGIN, ""),)
 
     def _flat_rows(
         self, data: bytes, checksum: bool, code: int, layout: _RowsLayout
@@ -542,7 +587,7 @@ class EventConverter:
         return Entry(header, EntryType.HEARTBEAT)
 
     def _query_entries(self, raw: RawEvent) -> tuple[Entry, ...]:
-        query = events.query(raw.data, raw.body_end, self._format.post_header(_E.QUERY_EVENT, 13))
+        query = events.query(raw.data, raw.body_end, self._query_post_header)
         sql, schema = query.sql, query.schema
         control = is_transaction_control(sql)
         if control == "BEGIN":

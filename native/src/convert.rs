@@ -1,6 +1,7 @@
 //! The compiled twin of `bridge.parse.convert.EventConverter.flat_entries` over the events
-//! of one read: a MariaDB GTID, an XID, a TABLE_MAP the converter already has, and a rows
-//! event whose record the compiled path writes (`event.rs`) become the tuples
+//! of one read: a GTID (MariaDB's, MySQL's untagged or anonymous), a BEGIN, an XID, a
+//! TABLE_MAP the converter already has, and a rows event whose record the compiled path
+//! writes (`event.rs`) become the tuples
 //! `bridge.parse.entry_codec` carries, in one call, without a Python frame per event. The first
 //! event of any other kind, or one that fails a check, is left to the Python path, which
 //! converts it, or raises what it raises, as without this loop.
@@ -21,10 +22,100 @@ const TABLE_MAP_EVENT: u8 = 19;
 const XID_EVENT: u8 = 16;
 const MARIADB_GTID_EVENT: u8 = 162;
 const MARIADB_GTID_STANDALONE: u8 = 0x01;
+const QUERY_EVENT: u8 = 2;
+const GTID_LOG_EVENT: u8 = 33;
+const ANONYMOUS_GTID_LOG_EVENT: u8 = 34;
+const GNO_MAX: i64 = i64::MAX - 1;
+const LOGICAL_CLOCK_TYPE: u8 = 2;
+const HAS_ORIGINAL_TIMESTAMP: u64 = 1 << 55;
+const HAS_ORIGINAL_VERSION: u64 = 1 << 31;
 
 /// The little-endian unsigned integer of `size` bytes at `at` of `data`.
 fn uint_at(data: &[u8], at: usize, size: usize) -> u64 {
     le_uint(&data[at..at + size])
+}
+
+/// The GTID a MySQL GTID_LOG_EVENT body (checksum excluded) names as
+/// `bridge.parse.binlog.gtid.GtidEvent.text` prints it, "" for an ANONYMOUS_GTID_LOG_EVENT's;
+/// None where `decode_gtid_event` raises (a GNO out of range, a group cut short), so that the
+/// Python path raises it. Each optional group after the GNO is checked only if the body goes
+/// on, as there.
+fn mysql_gtid(body: &[u8], anonymous: bool) -> Option<String> {
+    let gno = i64::from_le_bytes(body.get(17..25)?.try_into().ok()?);
+    let valid = if anonymous {
+        gno == 0
+    } else {
+        (1..=GNO_MAX).contains(&gno)
+    };
+    if !valid {
+        return None;
+    }
+    let mut at = 25;
+    if body.len() > at {
+        let clock = body[at];
+        at += 1;
+        if clock == LOGICAL_CLOCK_TYPE {
+            at += 16; // last_committed, sequence_number
+            if body.len() < at {
+                return None;
+            }
+            if body.len() > at {
+                tail_groups(body, at)?;
+            }
+        }
+    }
+    if anonymous {
+        return Some(String::new());
+    }
+    let uuid: String = body[1..17].iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!(
+        "{}-{}-{}-{}-{}:{gno}",
+        &uuid[..8],
+        &uuid[8..12],
+        &uuid[12..16],
+        &uuid[16..20],
+        &uuid[20..]
+    ))
+}
+
+/// The groups of a GTID event after its logical clock, from `at`: commit timestamps,
+/// transaction length, server versions, commit group ticket; None when one is cut short.
+fn tail_groups(body: &[u8], mut at: usize) -> Option<()> {
+    let end = body.len();
+    let timestamp = le_uint(body.get(at..at + 7)?);
+    at += if timestamp & HAS_ORIGINAL_TIMESTAMP != 0 {
+        14
+    } else {
+        7
+    };
+    if at >= end {
+        return (at == end).then_some(());
+    }
+    (_, at) = packed_int(body, at, end)?;
+    if at >= end {
+        return Some(());
+    }
+    let version = le_uint(body.get(at..at + 4)?);
+    at += if version & HAS_ORIGINAL_VERSION != 0 {
+        8
+    } else {
+        4
+    };
+    let ticket_cut_short = at < end && at + 8 > end;
+    (at <= end && !ticket_cut_short).then_some(())
+}
+
+/// Whether a QUERY event (checksum excluded, ending at `end`) holds exactly `BEGIN`, read as
+/// `bridge.parse.binlog.events.query` does with the format's QUERY post-header length.
+fn is_begin(data: &[u8], end: usize, post_header: usize) -> bool {
+    let at = HEADER_SIZE;
+    if end < at + post_header || post_header < 13 {
+        return false;
+    }
+    let schema_length = usize::from(data[at + 8]);
+    let status_length = uint_at(data, at + 11, 2) as usize;
+    let sql_at = at + post_header + status_length + schema_length + 1;
+    sql_at <= end && &data[sql_at..end] == b"BEGIN"
 }
 
 /// A packed integer at `pos` (never read at or past `end`) and the position after it; None
@@ -135,6 +226,8 @@ struct Converter<'py> {
     gtid_changed: bool,
     /// Whether a transaction's GTID gives a TRANSACTIONBEGIN entry (the converter's `_begins`).
     begins: bool,
+    /// The QUERY event's post-header length (the converter's `_query_post_header`).
+    query_post_header: usize,
     last_log_pos: Option<u32>,
     last_table_map: Bound<'py, PyBytes>,
     tables: Bound<'py, PyDict>,
@@ -149,6 +242,9 @@ impl<'py> Converter<'py> {
             gtid: converter.getattr(intern!(py, "_gtid"))?,
             gtid_changed: false,
             begins: converter.getattr(intern!(py, "_begins"))?.extract()?,
+            query_post_header: converter
+                .getattr(intern!(py, "_query_post_header"))?
+                .extract()?,
             last_log_pos: None,
             last_table_map: converter
                 .getattr(intern!(py, "_last_table_map"))?
@@ -429,6 +525,31 @@ pub fn flat_events<'py>(
                 }
                 // A standalone GTID (a DDL's) opens no transaction: its statement is the entry.
                 if state.begins && flags & MARIADB_GTID_STANDALONE == 0 {
+                    let begin = intern!(py, "TRANSACTIONBEGIN");
+                    out.append(state.marker(py, &header, begin, PyString::new(py, ""))?)?;
+                }
+            }
+            GTID_LOG_EVENT | ANONYMOUS_GTID_LOG_EVENT => {
+                let end = data.len() - if checksum { CHECKSUM_SIZE } else { 0 };
+                let anonymous = header.code == ANONYMOUS_GTID_LOG_EVENT;
+                let Some(text) = mysql_gtid(&data[HEADER_SIZE..end], anonymous) else {
+                    break; // the Python path raises what is wrong with it
+                };
+                state.gtid = PyString::new(py, &text).into_any();
+                state.gtid_changed = true;
+                if header.log_pos != 0 {
+                    state.last_log_pos = Some(header.log_pos);
+                }
+            }
+            QUERY_EVENT => {
+                let end = data.len() - if checksum { CHECKSUM_SIZE } else { 0 };
+                if !is_begin(data, end, state.query_post_header) {
+                    break; // a statement: the Python path converts it
+                }
+                if header.log_pos != 0 {
+                    state.last_log_pos = Some(header.log_pos);
+                }
+                if state.begins {
                     let begin = intern!(py, "TRANSACTIONBEGIN");
                     out.append(state.marker(py, &header, begin, PyString::new(py, ""))?)?;
                 }

@@ -522,3 +522,96 @@ def test_the_compiled_loop_follows_the_table_of_each_rows_event(checksum: bool) 
     assert python_path.events == 2  # the two TABLE_MAPs (each new to the loop); the rest looped
     tables = [e[5] for e in made_looped if isinstance(e, tuple) and e[11] is not None]
     assert tables == ["orders", "audit", "orders"]
+
+
+def _mysql_gtid(gno: int, *, tail: bool = True, anonymous: bool = False) -> bytes:
+    """A GTID_LOG_EVENT body (MySQL 8/9): flags, uuid, gno, then (``tail``) every optional
+    group: logical clock, both commit timestamps, transaction length, both server versions,
+    commit group ticket."""
+    uuid = bytes(range(0xA0, 0xB0))
+    body = b"\x01" + (b"\0" * 16 if anonymous else uuid) + struct.pack("<q", gno)
+    if tail:
+        body += b"\x02" + struct.pack("<qq", 5, 6)
+        body += (1_700_000_000_000_001 | 1 << 55).to_bytes(7, "little")
+        body += (1_700_000_000_000_000).to_bytes(7, "little")
+        body += b"\xfc" + struct.pack("<H", 300)
+        body += struct.pack("<II", 90_100 | 1 << 31, 80_400) + struct.pack("<Q", 7)
+    return body
+
+
+def _mysql_stream(checksum: bool) -> list[bytes]:
+    """MySQL transactions: GTID, BEGIN, TABLE_MAP, rows, XID; the same with an anonymous GTID
+    and a GTID without its optional groups; a COMMIT statement; a heartbeat after each."""
+    table_map, rows = _one_bigint_table()
+    beat = _event(E.HEARTBEAT_LOG_EVENT_V2, b"", 0, checksum)
+
+    def transaction(gtid: bytes, code: int, at: int) -> list[bytes]:
+        return [
+            _event(code, gtid, at, checksum),
+            _event(E.QUERY_EVENT, _query("BEGIN", "shop"), at + 10, checksum),
+            beat,
+            _event(E.TABLE_MAP_EVENT, table_map.data[events.HEADER_SIZE :], at + 20, checksum),
+            _event(E.WRITE_ROWS_EVENT, _rows_v2(rows), at + 30, checksum),
+            _event(E.XID_EVENT, _xid(at), at + 40, checksum),
+            beat,
+        ]
+
+    return [
+        *transaction(_mysql_gtid(42), E.GTID_LOG_EVENT, 100),
+        *transaction(_mysql_gtid(0, anonymous=True), E.ANONYMOUS_GTID_LOG_EVENT, 200),
+        *transaction(_mysql_gtid(43, tail=False), E.GTID_LOG_EVENT, 300),
+        _event(E.QUERY_EVENT, _query("COMMIT"), 400, checksum),
+        beat,
+    ]
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+def test_mysql_gtids_and_begins_are_taken_by_every_path_alike(checksum: bool) -> None:
+    # MySQL frames a transaction with a GTID event and a BEGIN statement: flat_entries and the
+    # compiled loop take both (and leave other statements to convert_raw), giving the entries
+    # and GTIDs convert_raw gives.
+    compiled_module()
+    renderer = EventRenderer(1 << 20)
+
+    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
+        return renderer(*fields)
+
+    read = _mysql_stream(checksum)
+    raw = _converter(renderer)
+    made = [e for data in read for e in raw.convert_raw(RawEvent(data, checksum))]
+    looped, plain = _converter(renderer), _converter(without_the_loop)
+    python_path = _PythonPath(looped)
+    _, made_flat = _both_ways(looped, plain, read, checksum)
+    assert marshal.loads(EntryEncoder().encode(made_flat)) == marshal.loads(
+        EntryEncoder().encode(made)
+    )
+    gtids = [e.header.gtid for e in made if e.entry_type is EntryType.TRANSACTIONBEGIN]
+    uuid = "a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf"
+    assert gtids == [f"{uuid}:42", "", f"{uuid}:43"]
+    state = ("_journal", "_gtid", "_last_log_pos", "_last_table_map")
+    for converter in (looped, plain):
+        assert [getattr(converter, n) for n in state] == [getattr(raw, n) for n in state]
+    # Left to Python: the 7 heartbeats, the first TABLE_MAP and rows event, the COMMIT.
+    assert python_path.events == 7 + 2 + 1
+
+
+@pytest.mark.parametrize("path", ["compiled loop", "event by event"])
+@pytest.mark.parametrize(
+    "body",
+    [_mysql_gtid(0), _mysql_gtid(42)[:-3], _mysql_gtid(42)[:30]],
+    ids=["gno 0", "ticket cut short", "clock cut short"],
+)
+def test_a_malformed_mysql_gtid_fails_as_convert_raw_fails(path: str, body: bytes) -> None:
+    compiled_module()
+    renderer = EventRenderer(1 << 20)
+
+    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
+        return renderer(*fields)
+
+    converter = _converter(renderer if path == "compiled loop" else without_the_loop)
+    with pytest.raises(ValueError, match="GTID_LOG_EVENT") as raised:
+        list(converter.convert_raw(_raw(E.GTID_LOG_EVENT, body)))
+    with pytest.raises(ValueError) as flat:
+        for _ in converter.convert_read([_event(E.GTID_LOG_EVENT, body, 100)], False, flat=True):
+            pass
+    assert str(flat.value) == str(raised.value)
