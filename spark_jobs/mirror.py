@@ -356,8 +356,9 @@ class MirrorBatchWriter:
         upper: Order | None,
         fold: bool,
     ) -> None:
-        """Merge the segment's actions, with what is staged before them (``fold``), or stage
-        them, folding what is staged once it is ``FOLD_RATIO`` of the table."""
+        """Merge the segment's actions with what is staged before them (``fold``, or when
+        they would take the staged actions to ``FOLD_RATIO`` of the table, counting a full
+        batch), else stage them."""
         state = table.state
         assert state is not None
         message_order = _message_order()
@@ -372,14 +373,13 @@ class MirrorBatchWriter:
                 self._fold(table, None)
             return
         actions = _actions(segment, state.primary_key)
-        if fold:
-            self._fold(table, actions)
-            return
         pending = self._pending_actions(table.spark)
         key = (table.database, table.table)
-        pending.stage(key, actions)
-        if pending.counts.get(key, 0) >= FOLD_RATIO * table.rows:
-            self._fold(table, None)
+        staged = pending.counts.get(key, 0) + (self.batch_cap or 0)
+        if fold or staged >= FOLD_RATIO * table.rows:
+            self._fold(table, actions)
+        else:
+            pending.stage(key, actions)
 
     def _fold(self, table: MirrorTable, actions: DataFrame | None) -> None:
         """MERGE ``actions`` and the table's staged actions into it, then clear those."""

@@ -5,8 +5,9 @@ over all keys touch nearly every file: merging each micro-batch on its own costs
 whole table, so a catch-up grew slower as the table grew (at 100,000 changes a batch, a batch
 took twice as long on a table of 3 million rows as on one of 1 million). While the job is
 behind (its batches are full), a batch's actions are appended here instead, and folded into
-the table in one MERGE once they amount to ``FOLD_RATIO`` of its rows: the table is read once
-per that many changes, so a change costs the same whatever the size of the table.
+the table in one MERGE once they amount to ``FOLD_RATIO`` of its rows (the batch that would
+take them there is merged with them rather than staged): the table is read once per that many
+changes, so a change costs the same whatever the size of the table.
 
 The mirror table holds every change up to its last fold. It is folded when a batch is not full
 (the job has caught up), before a DDL that changes its columns or rows is applied, and when an
