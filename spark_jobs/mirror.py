@@ -394,7 +394,7 @@ class MirrorBatchWriter:
         staged = pending.counts.get(key, 0)
         started = time.monotonic()
         self._merge_latest(table, actions)
-        pending.clear([key])
+        pending.clear(key)
         if staged:
             took = time.monotonic() - started
             log.info("%s.%s: folded %d staged actions in %.1f s", *key, staged, took)

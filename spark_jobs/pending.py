@@ -24,10 +24,8 @@ same table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as sf
 
 from spark_jobs.mirror_table import is_no_table, quote, sql_string
@@ -68,15 +66,20 @@ class PendingActions:
         rows = frame.groupBy("database", "table").count().collect()
         return {(r["database"], r["table"]): r["count"] for r in rows if r["count"]}
 
-    def version(self) -> int | None:
-        """The table's current Delta version; None before the first stage."""
+    def _last_commit(self) -> Row | None:
+        """The table's last Delta commit (version, operation metrics); None before the first
+        stage."""
         try:
-            history = self.spark.sql(f"DESCRIBE HISTORY {self.ref} LIMIT 1").first()
+            return self.spark.sql(f"DESCRIBE HISTORY {self.ref} LIMIT 1").first()
         except AnalysisException as exc:
             if is_no_table(exc):
                 return None
             raise
-        return int(history["version"]) if history else None
+
+    def version(self) -> int | None:
+        """The table's current Delta version; None before the first stage."""
+        commit = self._last_commit()
+        return int(commit["version"]) if commit else None
 
     def restore(self, version: int | None) -> None:
         """Back to ``version`` (what a batch that failed had staged is gone, so its retry
@@ -101,14 +104,11 @@ class PendingActions:
             *ACTION_COLUMNS,
         )
         staged.write.format("delta").mode("append").partitionBy("database", "table").save(self.path)
-        added = self._last_output_rows()
+        commit = self._last_commit()
+        metrics = (commit["operationMetrics"] if commit else None) or {}
+        added = int(metrics.get("numOutputRows", 0))
         if added:
             counts[key] = counts.get(key, 0) + added
-
-    def _last_output_rows(self) -> int:
-        history = self.spark.sql(f"DESCRIBE HISTORY {self.ref} LIMIT 1").first()
-        metrics = (history["operationMetrics"] if history else None) or {}
-        return int(metrics.get("numOutputRows", 0))
 
     def actions(self, key: TableKey) -> DataFrame:
         """Table ``key``'s staged actions, ``ACTION_COLUMNS``."""
@@ -124,13 +124,13 @@ class PendingActions:
             return actions.select(*ACTION_COLUMNS)
         return self.actions(key).unionByName(actions.select(*ACTION_COLUMNS))
 
-    def clear(self, keys: Iterable[TableKey]) -> None:
-        """Drop what is staged for ``keys`` (once it is folded): whole partitions, no rewrite."""
-        for database, table in keys:
-            if (database, table) not in self.counts:
-                continue
-            self.spark.sql(
-                f"DELETE FROM {self.ref} WHERE database = {sql_string(database)} "
-                f"AND `table` = {sql_string(table)}"
-            )
-            del self.counts[(database, table)]
+    def clear(self, key: TableKey) -> None:
+        """Drop what is staged for ``key`` (once it is folded): whole partitions, no rewrite."""
+        if key not in self.counts:
+            return
+        database, table = key
+        self.spark.sql(
+            f"DELETE FROM {self.ref} WHERE database = {sql_string(database)} "
+            f"AND `table` = {sql_string(table)}"
+        )
+        del self.counts[key]
