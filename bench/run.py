@@ -64,11 +64,9 @@ from bench.workloads import (
     WORKLOADS,
     connect,
     create_schema,
+    load_paced,
     master_position,
-    multi_insert,
     refusals,
-    run_many,
-    wide_values,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,27 +208,13 @@ def run_live(  # noqa: PLR0917  (the live run's knobs, straight from the command
         source=source,
     )
     total = int(rate * seconds) // txn_rows * txn_rows
-    commit_ms: list[float] = [0.0] * (total + 1)
     try:
         bridge.start_process()
         bridge.wait_for_log(READING)
         time.sleep(1.0)
         cpu0 = usage_of(bridge.pid).cpu_s
-        began = time.monotonic()
-        behind = 0.0
-        for first in range(1, total + 1, txn_rows):
-            due = began + (first - 1) / rate
-            now = time.monotonic()
-            if due > now:
-                time.sleep(due - now)
-            else:
-                behind = max(behind, now - due)
-            rows = range(first, first + txn_rows)
-            run_many(conn, ["BEGIN", multi_insert(schema, "orders", rows, wide_values), "COMMIT"])
-            committed = time.time() * 1000
-            for i in rows:
-                commit_ms[i] = committed
-        load_s = time.monotonic() - began
+        load = load_paced(conn, schema, rate, total, txn_rows)
+        commit_ms, load_s, behind = load.commit_ms, load.seconds, load.max_behind_s
         bridge.wait_for_rows(total, timeout_s=120)
         usage = usage_of(bridge.pid)
         cpu_s = usage.cpu_s - cpu0

@@ -21,6 +21,7 @@ server's settings stay as the other benchmarks and the tests expect them.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -64,6 +65,44 @@ def run_many(conn: Connection, statements: list[str]) -> None:
         cur.execute(";".join(statements))
         while cur.nextset():
             pass
+
+
+@dataclass(frozen=True)
+class PacedLoad:
+    """What ``load_paced`` did: per row id (from 1; index 0 unused) the wall-clock
+    milliseconds when its COMMIT returned, the load's duration and how far it fell behind."""
+
+    commit_ms: list[float]
+    seconds: float
+    max_behind_s: float
+
+    @property
+    def rows(self) -> int:
+        return len(self.commit_ms) - 1
+
+
+def load_paced(conn: Connection, schema: str, rate: float, total: int, txn_rows: int) -> PacedLoad:
+    """Commit rows 1 to ``total`` of the wide ``orders`` table at ``rate`` rows per second,
+    ``txn_rows`` per transaction, each transaction due at its place in the schedule (a late
+    one is sent at once: the schedule is not shifted, so a slow spell is caught up). The live
+    benchmarks take a row's commit time from here, the loader's clock right after COMMIT, to
+    measure how long the row takes to reach what they watch."""
+    commit_ms: list[float] = [0.0] * (total + 1)
+    began = time.monotonic()
+    behind = 0.0
+    for first in range(1, total + 1, txn_rows):
+        due = began + (first - 1) / rate
+        now = time.monotonic()
+        if due > now:
+            time.sleep(due - now)
+        else:
+            behind = max(behind, now - due)
+        rows = range(first, min(first + txn_rows, total + 1))
+        run_many(conn, ["BEGIN", multi_insert(schema, "orders", rows, wide_values), "COMMIT"])
+        committed = time.time() * 1000
+        for i in rows:
+            commit_ms[i] = committed
+    return PacedLoad(commit_ms, time.monotonic() - began, behind)
 
 
 def _chunks(total: int, size: int) -> Iterator[range]:
