@@ -3,21 +3,26 @@ on a backlog, and how much heap it takes doing so.
 
     var/venv/bin/python -m bench.spark_catchup --changes 1000000 [--snapshot] [--reconcile]
         [--job mirror|changelog] [--driver-memory 1g]
-        [--job-arg=--max-offsets-per-trigger=50000] [--record]
+        [--job-arg=--max-offsets-per-trigger=50000] [--master 'local[4]' | --standalone 2]
+        [--record]
 
 1. A fresh 3-partition topic gets ``--changes`` changes of one table
    (``bench.spark_backlog``: 10 INSERTs, 5 UPDATEs, 1 DELETE per 16; ``--snapshot``: INSERTs
    of an initial snapshot).
 2. ``python -m spark_jobs.mirror --available-now`` (or ``spark_jobs.changelog``) runs with
    its defaults (local[2], Spark's 1g heap unless ``--driver-memory``) under ``nice -n 10``,
-   its JVM logging every garbage collection (``-Xlog:gc``). The job's per-batch progress
+   its JVMs logging every garbage collection (``-Xlog:gc``). ``--master`` runs it on another
+   master (``SPARK_MASTER``), ``--standalone N`` on a standalone cluster of N one-core
+   workers started on this machine for the run (``bench.spark_cluster``), whose status
+   tells how many workers ran its executors. The job's per-batch progress
    lines give the records and duration of each batch; the rate is records over the batches'
    summed durations (JVM start-up and the Ivy check aside, reported apart as the wall time),
    also for the first and the second half of the batches, so a rate that sinks as the
    output grows shows. The mirror's fold of what its last batches staged, after them, counts
    as part of the second half.
 3. Heap: the largest heap in use before a collection (what the heap had to hold, garbage
-   included) and after one (what was live), from the GC log, against the heap's maximum.
+   included) and after one (what was live), from the GC logs of the driver and any
+   executors (the largest of any one JVM), against the heap's maximum.
 4. ``--reconcile``: the table the changes leave is loaded into the local MariaDB
    (``bench_spark.items``) and ``python -m spark_jobs.reconcile`` compares the mirror with it.
 
@@ -29,6 +34,7 @@ docs/spark.md ("Recorded catch-up runs"). Needs the local services:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -52,6 +58,7 @@ from bench.spark_backlog import (
     final_rows,
     produce_backlog,
 )
+from bench.spark_cluster import Standalone
 from bench.workloads import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +67,14 @@ PYTHON = ROOT / "var" / "venv" / "bin" / "python"
 _BATCH = re.compile(r"batch (\d+): ([\d,]+) records in ([\d.]+) s")
 _FOLD = re.compile(r"folded [\d,]+ staged actions in ([\d.]+) s")
 _GC = re.compile(r"Pause.*?(\d+)M->(\d+)M\((\d+)M\)")
+
+
+def batch_lines(log_text: str) -> list[tuple[int, int, float]]:
+    """(batch id, records, seconds) of each progress line in a job's log."""
+    return [
+        (int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3)))
+        for m in _BATCH.finditer(log_text)
+    ]
 
 
 @dataclass
@@ -84,6 +99,8 @@ class Run:
     reconcile: str = ""
     reconcile_s: float = 0.0
     reconcile_peak_rss_mb: float = 0.0
+    master: str = "local[2] (default)"
+    busy_workers: int | None = None  # on a standalone cluster: most workers busy at once
 
     @property
     def records(self) -> int:
@@ -103,12 +120,16 @@ class Run:
         )
 
 
-def read_heap(gc_log: Path) -> Heap:
+def read_heap(*gc_logs: Path) -> Heap:
     heap = Heap()
-    if not gc_log.exists():
-        return heap
+    lines = [
+        line
+        for gc_log in gc_logs
+        if gc_log.exists()
+        for line in gc_log.read_text(errors="replace").splitlines()
+    ]
     afters = []
-    for line in gc_log.read_text(errors="replace").splitlines():
+    for line in lines:
         match = _GC.search(line)
         if match:
             before, after, committed = (int(g) for g in match.groups())
@@ -136,12 +157,18 @@ def run_job(  # noqa: PLR0917 (one run's settings)
     driver_memory: str | None,
     job_args: list[str],
     log: Path,
+    master: str | None = None,
 ) -> tuple[int, float, list[tuple[int, int, float]], float, Heap]:
     gc_log = workdir / "gc.log"
     env = dict(os.environ)
+    # An executor's log names its PID (%p): on a cluster each executor writes its own.
     env["PYSPARK_SUBMIT_ARGS"] = (
-        f"--conf spark.driver.extraJavaOptions=-Xlog:gc:file={gc_log} pyspark-shell"
+        f"--conf spark.driver.extraJavaOptions=-Xlog:gc:file={gc_log} "
+        f"--conf spark.executor.extraJavaOptions=-Xlog:gc:file={workdir}/gc-executor-%p.log "
+        "pyspark-shell"
     )
+    if master:
+        env["SPARK_MASTER"] = master
     command = [
         "nice",
         "-n",
@@ -165,12 +192,11 @@ def run_job(  # noqa: PLR0917 (one run's settings)
     wall = time.monotonic() - started
     text = log.read_text(errors="replace")
     matches = list(_BATCH.finditer(text))
-    batches = [
-        (int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3))) for m in matches
-    ]
+    batches = batch_lines(text)
     after_batches = text[matches[-1].end() :] if matches else ""
     final_fold_s = sum(float(m.group(1)) for m in _FOLD.finditer(after_batches))
-    return code.returncode, wall, batches, final_fold_s, read_heap(gc_log)
+    heap = read_heap(gc_log, *sorted(workdir.glob("gc-executor-*.log")))
+    return code.returncode, wall, batches, final_fold_s, heap
 
 
 def load_source(changes: int, snapshot: bool) -> None:
@@ -257,6 +283,36 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+CATCHUP_HEADING = "## Recorded catch-up runs"
+
+
+def insert_section(doc: str, heading: str, intro: str, section: str) -> str:
+    """``doc`` with ``section`` added at the end of what ``heading`` holds (before the next
+    heading of its level or above), so that each bench's runs stay under its own heading
+    whichever comes last in the file; a missing heading is added at the end with ``intro``."""
+    level = heading.split(" ", 1)[0]
+    lines = doc.splitlines(keepends=True)
+    if heading + "\n" not in lines:
+        return doc.rstrip("\n") + f"\n\n{heading}\n\n{intro.strip()}\n\n{section.strip()}\n"
+    start = lines.index(heading + "\n") + 1
+    end = next(
+        (
+            i
+            for i in range(start, len(lines))
+            if lines[i].startswith("#") and len(lines[i].split(" ", 1)[0]) <= len(level)
+        ),
+        len(lines),
+    )
+    before = "".join(lines[:end]).rstrip("\n")
+    after = "".join(lines[end:])
+    return before + f"\n\n{section.strip()}\n" + (f"\n{after}" if after else "")
+
+
+def record(heading: str, intro: str, section: str) -> None:
+    """Add a run's ``section`` to docs/spark.md under ``heading`` (``insert_section``)."""
+    RESULTS.write_text(insert_section(RESULTS.read_text(), heading, intro, section))
+
+
 def report(label: str, command: str, run: Run, loads: tuple[str, str], memory: str) -> str:
     first, second = run.halves()
     kind = "initial snapshot rows" if run.snapshot else "changes (10 INSERT : 5 UPDATE : 1 DELETE)"
@@ -266,6 +322,12 @@ def report(label: str, command: str, run: Run, loads: tuple[str, str], memory: s
         f"- machine: {machine()}",
         f"- load average before / after: {loads[0]} / {loads[1]}",
         f"- command: `{command}`",
+        f"- master: {run.master}"
+        + (
+            f" (workers running its executors at once: {run.busy_workers})"
+            if run.busy_workers is not None
+            else ""
+        ),
         f"- backlog: {run.changes:,} {kind}, 3 partitions"
         + (f", produced in {run.produce_s:.0f} s" if run.produce_s > 1 else ", produced earlier"),
         "",
@@ -288,7 +350,7 @@ def report(label: str, command: str, run: Run, loads: tuple[str, str], memory: s
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bench.spark_catchup", description=__doc__)
     parser.add_argument("--changes", type=int, required=True)
     parser.add_argument("--snapshot", action="store_true", help="INSERTs of an initial snapshot")
@@ -298,13 +360,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--job", choices=sorted(JOBS), default="mirror")
     parser.add_argument("--reconcile", action="store_true", help="the mirror's, with the source")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--master", help="the job's Spark master, e.g. 'local[4]' (default local[2])"
+    )
+    where.add_argument(
+        "--standalone",
+        type=int,
+        metavar="WORKERS",
+        help="run on a standalone cluster of this many one-core workers started here",
+    )
     parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
     parser.add_argument("--label", default="Catch-up")
     parser.add_argument("--keep", action="store_true", help="keep the topic and the mirror")
     parser.add_argument(
         "--topic", help="a topic already holding the --changes backlog (from a --keep run)"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092")
     loads_before = load_average()
     topic = args.topic or f"spark-catchup-{uuid.uuid4().hex[:8]}"
@@ -319,10 +395,20 @@ def main(argv: list[str] | None = None) -> int:
     stamp = int(time.time())
     workdir = Path(tempfile.mkdtemp(prefix="spark-catchup-", dir=raw))
     job_log = raw / f"spark-catchup-{stamp}.log"
-    code, wall, batches, final_fold_s, heap = run_job(
-        args.job, topic, workdir, args.driver_memory, args.job_arg, job_log
-    )
+    with contextlib.ExitStack() as stack:
+        master, cluster = args.master, None
+        if args.standalone:
+            cluster = stack.enter_context(Standalone(args.standalone, workdir / "cluster"))
+            master = cluster.url
+        code, wall, batches, final_fold_s, heap = run_job(
+            args.job, topic, workdir, args.driver_memory, args.job_arg, job_log, master
+        )
     run = Run(args.changes, args.snapshot, produce_s, wall, code, batches, final_fold_s, heap)
+    if args.master:
+        run.master = args.master
+    if cluster is not None:
+        run.master = f"standalone, {args.standalone} workers of 1 core on this machine"
+        run.busy_workers = cluster.busy_workers_seen
     print(f"[spark_catchup] {args.job} exit {code}, {run.records:,} records, {run.rate():,.0f}/s")
     if args.reconcile and code == 0 and args.job == "mirror":
         load_source(args.changes, args.snapshot)
@@ -337,8 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps({**asdict(run), "command": command, "workdir": str(workdir)}, indent=1)
     )
     if args.record:
-        with RESULTS.open("a") as out:
-            out.write("\n" + text)
+        record(CATCHUP_HEADING, "", text)
     if not args.keep and not args.topic:
         from confluent_kafka.admin import AdminClient
 
