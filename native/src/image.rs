@@ -9,6 +9,7 @@
 //! the same result or raises the same error.
 
 use crate::digits::{push_int, push_padded, Digits};
+use crate::jsonb::push_document;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pyo3::exceptions::PyValueError;
@@ -22,6 +23,7 @@ const DATE: u8 = 4;
 const TIME2: u8 = 5;
 const YEAR: u8 = 6;
 const TEXT: u8 = 7;
+const JSON: u8 = 8;
 /// A column the compiled reader does not render: its Python decoder is called.
 const PYTHON: u8 = 0;
 
@@ -89,14 +91,34 @@ fn integer(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<(usiz
 
 const DIG2BYTES: [usize; 10] = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4];
 
-/// MySQL's bin2decimal rendered as `BigDecimal.toPlainString()` (plus canal's quirk of
-/// dropping a zero trailing partial group, when asked), from the digit groups directly.
 fn decimal(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usize> {
-    let (precision, scale) = (spec.a as usize, spec.b as usize);
+    decimal_text(
+        data,
+        pos,
+        spec.a as usize,
+        spec.b as usize,
+        spec.d != 0,
+        out,
+    )
+}
+
+/// MySQL's bin2decimal rendered as `BigDecimal.toPlainString()` (plus canal's quirk of
+/// dropping a zero trailing partial group, when `canal`), from the digit groups directly.
+pub(crate) fn decimal_text(
+    data: &[u8],
+    pos: usize,
+    precision: usize,
+    scale: usize,
+    canal: bool,
+    out: &mut String,
+) -> Step<usize> {
+    if precision == 0 || precision > 65 || scale > precision {
+        return Err(Decline);
+    }
     let intg = precision - scale;
     // (bytes, digits) of each group: a partial one, whole ones of nine digits, a partial one.
-    let lead = (intg % 9 != 0).then(|| (DIG2BYTES[intg % 9], intg % 9));
-    let trail = (scale % 9 != 0).then(|| (DIG2BYTES[scale % 9], scale % 9));
+    let lead = (!intg.is_multiple_of(9)).then(|| (DIG2BYTES[intg % 9], intg % 9));
+    let trail = (!scale.is_multiple_of(9)).then(|| (DIG2BYTES[scale % 9], scale % 9));
     let groups = lead
         .into_iter()
         .chain(std::iter::repeat_n((4, 9), intg / 9 + scale / 9))
@@ -127,7 +149,7 @@ fn decimal(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usize
     }
     let tail = scale % 9;
     let mut kept = scale;
-    if spec.d != 0 && tail > 0 && last_group == 0 {
+    if canal && tail > 0 && last_group == 0 {
         len -= tail;
         kept = scale - tail;
         if kept == 0 {
@@ -303,6 +325,15 @@ fn text_into(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usi
     Ok(end)
 }
 
+/// MySQL's binary JSON (``spec.d``: canal's decimal spelling); an empty value is "".
+fn json(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usize> {
+    let (doc, end) = prefixed(data, pos, spec)?;
+    if !doc.is_empty() {
+        push_document(doc, spec.d != 0, out)?;
+    }
+    Ok(end)
+}
+
 /// A value of any compiled kind but text, appended to ``out``: (position after it, sql type).
 fn scalar(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<(usize, i64)> {
     let sql_type = spec.sql_type;
@@ -313,6 +344,7 @@ fn scalar(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<(usize
         DATE => date(data, pos, out).map(|end| (end, sql_type)),
         TIME2 => time2(data, pos, spec, out).map(|end| (end, sql_type)),
         YEAR => year(data, pos, out).map(|end| (end, sql_type)),
+        JSON => json(data, pos, spec, out).map(|end| (end, sql_type)),
         _ => Err(Decline),
     }
 }
@@ -387,7 +419,7 @@ impl ImageReader {
                 DECIMAL => a > 0 && (0..=a).contains(&b) && a <= 65,
                 DATETIME2 | TIME2 => (0..=6).contains(&a),
                 DATE | YEAR => true,
-                TEXT => (1..=4).contains(&a),
+                TEXT | JSON => (1..=4).contains(&a),
                 _ => false,
             };
             if !valid {

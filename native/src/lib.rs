@@ -7,7 +7,9 @@ mod event;
 mod flat;
 mod framing;
 mod image;
+mod javafmt;
 mod json;
+mod jsonb;
 mod result;
 mod writer;
 

@@ -2,13 +2,14 @@
 the reader of a plan.
 
 The compiled reader renders the types of most tables: integers, DECIMAL, DATETIME2, DATE,
-TIME2, YEAR, and UTF-8 or binary strings and BLOBs. FLOAT/DOUBLE (Java's shortest rendering),
-TIMESTAMP (time zones), ENUM/SET, BIT, JSON, GEOMETRY, other charsets and base64 binary text
-(``mq.binary_encoding: base64``) keep their Python decoders (``bridge.parse.binlog.values``), which
-the compiled reader calls for those columns. Both value modes are honoured: the only mode
-difference among the compiled types is DECIMAL's canal spelling, a flag of its spec. It
-hands an image to the Python reader whenever that one must decide (truncated or corrupt
-values, invalid UTF-8), so results and errors are the same either way.
+TIME2, YEAR, UTF-8 or binary strings and BLOBs, and MySQL's binary JSON. FLOAT/DOUBLE columns
+(Java's shortest rendering), TIMESTAMP (time zones), ENUM/SET, BIT, GEOMETRY, other charsets
+and base64 binary text (``mq.binary_encoding: base64``) keep their Python decoders
+(``bridge.parse.binlog.values``), which the compiled reader calls for those columns. Both value
+modes are honoured: the only mode difference among the compiled types is DECIMAL's canal
+spelling (also inside JSON), a flag of its spec. It hands an image to the Python reader
+whenever that one must decide (truncated or corrupt values, invalid UTF-8), so results and
+errors are the same either way.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from bridge.parse.binlog.values import (
 # (kind, a, b, sql_type, d); kinds and fields as native/src/image.rs reads them.
 Spec = tuple[int, int, int, int, int]
 
-_INT, _DECIMAL, _DATETIME2, _DATE, _TIME2, _YEAR, _TEXT = range(1, 8)
+_INT, _DECIMAL, _DATETIME2, _DATE, _TIME2, _YEAR, _TEXT, _JSON = range(1, 9)
 _UTF8, _LATIN1 = 0, 1
 _MAX_DECIMAL_PRECISION = 65
 _TEXT_TYPES: dict[int, int] = {
@@ -64,6 +65,8 @@ def column_spec(col: ColumnMeta, options: DecodeOptions) -> Spec | None:
         return (_YEAR, 0, 0, _T.VARCHAR, 0)
     if code in _TEXT_TYPES:
         return _text_spec(col, 1 if col.max_length < 256 else 2, _TEXT_TYPES[code], options)
+    if code == MysqlType.JSON and 0 <= col.max_length <= 4:
+        return (_JSON, col.max_length or 4, 0, _T.VARCHAR, int(options.canal))
     if code in _BLOBS and 1 <= col.max_length <= 4:
         return _text_spec(col, col.max_length, _T.CLOB, options)
     return None

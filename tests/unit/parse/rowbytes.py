@@ -4,7 +4,9 @@ decoder), so the tests check the decoder against an independent implementation."
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from decimal import Decimal, localcontext
+from typing import Any
 
 from bridge.parse.binlog.codes import MysqlType
 from bridge.parse.binlog.table_meta import ColumnMeta
@@ -130,3 +132,81 @@ def int_bytes(type_code: int, value: int) -> bytes:
     fmt = INT_FORMATS[type_code]
     size = struct.calcsize(fmt)
     return (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
+
+# --- MySQL binary JSON (json_binary.cc) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A JSON value MySQL stores opaquely: a field type and its raw bytes."""
+
+    field_type: int
+    raw: bytes
+
+
+def jsonb(value: Any, large: bool = False) -> bytes:
+    """A binary JSON document (type byte + value); containers small, or large when asked."""
+    kind, data = json_value(value, large)
+    return bytes([kind]) + data
+
+
+def _varlen(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def json_key_order(name: str) -> tuple[int, bytes]:
+    """Json_key_comparator: an object's keys sorted by length, then bytes."""
+    return len(name.encode()), name.encode()
+
+
+def json_value(value: Any, large: bool) -> tuple[int, bytes]:
+    """A value's type byte and data; its containers small, or large when asked."""
+    if value is None or isinstance(value, bool):
+        return 4, bytes([{None: 0, True: 1, False: 2}[value]])
+    if isinstance(value, int):
+        if -(1 << 15) <= value < 1 << 15:
+            return 5, struct.pack("<h", value)
+        if -(1 << 31) <= value < 1 << 31:
+            return 7, struct.pack("<i", value)
+        if value >= 1 << 63:
+            return 10, struct.pack("<Q", value)
+        return 9, struct.pack("<q", value)
+    if isinstance(value, float):
+        return 11, struct.pack("<d", value)
+    if isinstance(value, str):
+        raw = value.encode()
+        return 12, _varlen(len(raw)) + raw
+    if isinstance(value, Opaque):
+        return 15, bytes([value.field_type]) + _varlen(len(value.raw)) + value.raw
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda kv: json_key_order(kv[0]))
+        return int(large), _container(items, large)
+    return 2 + int(large), _container([(None, v) for v in value], large)
+
+
+def _container(items: list[tuple[str | None, Any]], large: bool) -> bytes:
+    """An object (keys given; Json_key_comparator order: length, then bytes) or an array."""
+    size, unsigned = (4, "<I") if large else (2, "<H")
+    inline = (4, 5, 6, 7, 8) if large else (4, 5, 6)
+    is_object = bool(items) and items[0][0] is not None
+    count = len(items)
+    header = 2 * size + (count * (size + 2) if is_object else 0) + count * (1 + size)
+    keys = [k.encode() for k, _ in items if k is not None]
+    entries, tail = bytearray(), bytearray()
+    for raw in keys:
+        entries += struct.pack(unsigned, header + len(tail)) + struct.pack("<H", len(raw))
+        tail += raw
+    for _, item in items:
+        kind, data = json_value(item, large)
+        if kind in inline:
+            entries += bytes([kind]) + data.ljust(size, b"\0")
+        else:
+            entries += bytes([kind]) + struct.pack(unsigned, header + len(tail))
+            tail += data
+    return struct.pack(unsigned, count) + struct.pack(unsigned, header + len(tail)) + entries + tail

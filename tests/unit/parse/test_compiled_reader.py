@@ -5,6 +5,7 @@ never writes (corrupt DECIMAL groups, negative fractions, invalid UTF-8, truncat
 from __future__ import annotations
 
 import random
+import struct
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -17,7 +18,7 @@ from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
 from bridge.parse.binlog.values import DecodeOptions
 from tests.native_paths import compiled_module
 
-from .rowbytes import bitmap, datetime2_bytes, decimal_bytes
+from .rowbytes import Opaque, bitmap, datetime2_bytes, decimal_bytes, jsonb
 
 _Value = Callable[[random.Random], bytes]
 
@@ -59,6 +60,54 @@ def _datetime2(fsp: int) -> _Value:
         return datetime2_bytes(*when, *clock, rng.randrange(10**6) // 10 ** (6 - fsp), fsp)
 
     return value
+
+
+def _json_scalar(rng: random.Random) -> object:
+    choice = rng.randrange(9)
+    if choice == 0:
+        return rng.choice([None, True, False])
+    if choice == 1:
+        bits = rng.choice((15, 16, 31, 32, 63, 64))
+        return rng.randrange(-(1 << bits) if bits % 2 else 0, 1 << bits)
+    if choice == 2:
+        return struct.unpack("<d", rng.randbytes(8))[0]  # any double, NaN and subnormals too
+    if choice == 3:
+        return rng.choice((0.1, -2.5e-5, 1e23, 1234567.0, 1e7, -0.0, 5e-324, 0.001))
+    if choice == 4:
+        precision = rng.randrange(1, 66)
+        scale = rng.randrange(precision + 1)
+        number = f"{rng.randrange(10**precision)}".rjust(precision, "0")
+        text = (
+            f"{rng.choice('-+')}{number[: precision - scale] or '0'}.{number[precision - scale :]}"
+        )
+        return Opaque(
+            T.NEWDECIMAL, bytes([precision, scale]) + decimal_bytes(text, precision, scale)
+        )
+    if choice == 5:
+        kind = rng.choice((T.DATE, T.TIME, T.DATETIME, T.TIMESTAMP))
+        packed = rng.choice((0, rng.randrange(-(1 << 63), 1 << 63)))
+        return Opaque(kind, struct.pack("<q", packed))
+    if choice == 6:
+        return Opaque(rng.choice((T.VARCHAR, T.BLOB)), 'ab"é'.encode() + rng.randbytes(3))
+    return "".join(rng.choice('aZ0 é😀"\\\n\x00') for _ in range(rng.randrange(12)))
+
+
+def _json_document(rng: random.Random, depth: int = 0) -> object:
+    if depth > 3 or rng.random() < 0.3:
+        return _json_scalar(rng)
+    members = [_json_document(rng, depth + 1) for _ in range(rng.randrange(5))]
+    if rng.random() < 0.5:
+        return members
+    return {rng.choice(("a", "bb", "é", 'q"', "k\\")) + str(i): m for i, m in enumerate(members)}
+
+
+def _json(rng: random.Random) -> bytes:
+    """A binary JSON value (small or large containers), now and then empty or corrupt."""
+    doc = b"" if rng.random() < 0.05 else jsonb(_json_document(rng), large=rng.random() < 0.3)
+    if doc and rng.random() < 0.05:
+        at = rng.randrange(len(doc))
+        doc = doc[:at] + rng.randbytes(1) + doc[at + 1 :]
+    return len(doc).to_bytes(4, "little") + doc
 
 
 COLUMNS: list[tuple[ColumnMeta, _Value]] = []
@@ -106,6 +155,7 @@ _add(
     lambda rng: bytes([rng.randrange(8)]),
 )
 _add(ColumnMeta(0, "", T.TIME, "time"), _sized(3))
+_add(ColumnMeta(0, "", T.JSON, "json", max_length=4), _json)
 _add(ColumnMeta(0, "", T.VARCHAR, "varchar", charset="latin1", max_length=20), _prefixed(1, False))
 
 TABLE = TableMeta("shop", "fuzz", tuple(meta for meta, _ in COLUMNS))
@@ -153,3 +203,36 @@ def test_random_images_decode_the_same_in_both_readers(
         assert _decode(RowDecoder(TABLE, options=options), body) == expected
         outcomes["errors" if isinstance(expected, tuple) else "rows"] += 1
     assert outcomes["rows"] > 150 and outcomes["errors"] > 20, outcomes
+
+
+JSON_TABLE = TableMeta(
+    "shop",
+    "docs",
+    (
+        ColumnMeta(0, "id", T.LONG, "int"),
+        ColumnMeta(1, "doc", T.JSON, "json", max_length=4),
+    ),
+)
+
+
+@pytest.mark.parametrize("options", [DecodeOptions(), DecodeOptions(value_mode="canal")])
+def test_well_formed_json_is_rendered_by_the_compiled_reader_alone(
+    options: DecodeOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every document MySQL can write (doubles, opaque decimals and temporals, large
+    containers included) is rendered in Rust, exactly as Python renders it."""
+    compiled = compiled_module()
+    rng = random.Random(options.value_mode)
+    body = bitmap([True, True])
+    for i in range(300):
+        doc = jsonb(_json_document(rng), large=rng.random() < 0.3)
+        body += bitmap([False, False]) + i.to_bytes(4, "little")
+        body += len(doc).to_bytes(4, "little") + doc
+    monkeypatch.setattr(native, "module", None)
+    expected = _decode(RowDecoder(JSON_TABLE, options=options), body)
+    monkeypatch.setattr(native, "module", compiled)
+    rows = RowDecoder(JSON_TABLE, options=options).decode("insert", body)
+    assert [(r.new_values, r.new_types) for r in rows] == expected  # type: ignore[attr-defined]
+    readers = {id(r.new_plan.read): r.new_plan.read for r in rows}.values()  # type: ignore[attr-defined]
+    assert [type(read) for read in readers] == [compiled.ImageReader]
+    assert [read.declined for read in readers] == [0]

@@ -36,7 +36,7 @@ from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
 from bridge.parse.binlog.values import decode_value
 from tests.native_paths import compiled_module
 
-from .rowbytes import bitmap, col, lenenc, packed_int
+from .rowbytes import bitmap, col, json_key_order, json_value, jsonb, lenenc, packed_int
 
 JSON_COLUMN = col(T.JSON, "json", max_length=4)
 
@@ -44,64 +44,6 @@ JSON_COLUMN = col(T.JSON, "json", max_length=4)
 
 
 packed = packed_int
-
-
-def _varlen(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
-
-
-def _key(name: str) -> tuple[int, bytes]:
-    raw = name.encode()
-    return len(raw), raw  # Json_key_comparator: length first, then bytes
-
-
-def jsonb(value: Any) -> bytes:
-    """A binary JSON document (type byte + value); containers in the small format."""
-    kind, data = _value(value)
-    return bytes([kind]) + data
-
-
-def _value(value: Any) -> tuple[int, bytes]:
-    if value is None or isinstance(value, bool):
-        return 4, bytes([{None: 0, True: 1, False: 2}[value]])
-    if isinstance(value, int):
-        if -(1 << 15) <= value < 1 << 15:
-            return 5, struct.pack("<h", value)
-        if -(1 << 31) <= value < 1 << 31:
-            return 7, struct.pack("<i", value)
-        return 9, struct.pack("<q", value)
-    if isinstance(value, float):
-        return 11, struct.pack("<d", value)
-    if isinstance(value, str):
-        raw = value.encode()
-        return 12, _varlen(len(raw)) + raw
-    if isinstance(value, dict):
-        return 0, _small_container(sorted(value.items(), key=lambda kv: _key(kv[0])))
-    return 2, _small_container([(None, v) for v in value])
-
-
-def _small_container(items: list[tuple[str | None, Any]]) -> bytes:
-    is_object = bool(items) and items[0][0] is not None
-    count = len(items)
-    header = 4 + (count * 4 if is_object else 0) + count * 3
-    keys = [k.encode() for k, _ in items] if is_object else []
-    entries, tail = bytearray(), bytearray()
-    for raw in keys:
-        entries += struct.pack("<HH", header + len(tail), len(raw))
-        tail += raw
-    for _, item in items:
-        kind, data = _value(item)
-        if kind in (4, 5, 6):
-            entries += bytes([kind]) + data.ljust(2, b"\0")
-        else:
-            entries += struct.pack("<BH", kind, header + len(tail))
-            tail += data
-    return struct.pack("<HH", count, header + len(tail)) + entries + tail
 
 
 def diff_list(*diffs: tuple[int, str, Any]) -> bytes:
@@ -262,14 +204,14 @@ def test_large_documents_are_copied_around_the_change() -> None:
 
 def _as_large(value: dict[str, Any]) -> bytes:
     """A large object whose members are small documents."""
-    items = sorted(value.items(), key=lambda kv: _key(kv[0]))
+    items = sorted(value.items(), key=lambda kv: json_key_order(kv[0]))
     header = 8 + len(items) * 6 + len(items) * 5
     entries, tail = bytearray(), bytearray()
     for name, _ in items:
         entries += struct.pack("<IH", header + len(tail), len(name.encode()))
         tail += name.encode()
     for _, item in items:
-        kind, data = _value(item)
+        kind, data = json_value(item, large=False)
         entries += struct.pack("<BI", kind, header + len(tail))
         tail += data
     return bytes([1]) + struct.pack("<II", len(items), header + len(tail)) + entries + tail

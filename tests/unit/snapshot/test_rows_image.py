@@ -30,10 +30,11 @@ from tests.unit.parse.rowbytes import (
     datetime2_bytes,
     decimal_bytes,
     int_bytes,
+    jsonb,
     time2_bytes,
     timestamp2_bytes,
 )
-from tests.unit.parse.test_json_diff import jsonb, render
+from tests.unit.parse.test_json_diff import render
 
 ROUNDS = 400
 UTC_OPTIONS = DecodeOptions(time_zone=UTC)
