@@ -19,7 +19,7 @@ import pymysql
 from bridge.parse.access import Source
 from bridge.parse.binlog.codes import EventCode
 from bridge.parse.binlog.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
-from bridge.parse.binlog.events import GTID_EVENTS, query, rotation
+from bridge.parse.binlog.events import GTID_EVENTS, TYPE_CODE_AT, query, rotation
 from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.ddl import is_statement_dml, is_transaction_control
 from bridge.parse.exceptions import ER_MASTER_FATAL_ERROR_READING_BINLOG, start_refused
@@ -123,6 +123,9 @@ def first_transaction_after(
     return None
 
 
+_DDL_SCAN_EVENTS = frozenset((EventCode.ROTATE_EVENT, EventCode.QUERY_EVENT))
+
+
 def ddl_statements(
     source: Source, facts: SourceFacts, start: EntryPosition
 ) -> Generator[DdlStatement, None, None]:
@@ -146,15 +149,19 @@ def ddl_statements(
     dump = DumpConnection(source, request)
     journal = start.journal_name or ""
     try:
-        while (data := dump.reader.next_event()) is not None:
-            raw = RawEvent(data, dump.checksum)
-            code = raw.type_code
-            if code == EventCode.ROTATE_EVENT:
-                journal = rotation(raw.data, raw.body_end)[1]
-            elif code == EventCode.QUERY_EVENT:
+        # A backlog is mostly rows events: they are passed over by their type byte, in the
+        # batches the framing cuts, without an event object each.
+        while (events := dump.reader.next_events()) is not None:
+            for data in events:
+                if data[TYPE_CODE_AT] not in _DDL_SCAN_EVENTS:
+                    continue
+                raw = RawEvent(data, dump.checksum)
+                if raw.type_code == EventCode.ROTATE_EVENT:
+                    journal = rotation(raw.data, raw.body_end)[1]
+                    continue
                 statement = query(raw.data, raw.body_end)
                 sql = statement.sql
                 if is_transaction_control(sql) is None and not is_statement_dml(sql):
-                    yield DdlStatement(journal, raw.log_pos - raw.event_size, statement.schema, sql)
+                    yield DdlStatement(journal, raw.start, statement.schema, sql)
     finally:
         dump.close()

@@ -22,6 +22,7 @@ from bridge.parse.binlog.codes import EventCode
 
 HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log_pos, flags
 HEADER_SIZE = 19
+TYPE_CODE_AT = 4  # where the header's event type is
 LOG_POS_AT = 13  # where the header's log_pos is
 CHECKSUM_SIZE = 4
 
