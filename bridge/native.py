@@ -25,7 +25,7 @@ class Compiled(Protocol):
 
     def ImageReader(  # noqa: N802  (a class in the compiled module)
         self,
-        specs: Sequence[tuple[int, int, int, int, int] | None],
+        specs: Sequence[tuple[int, int, int, int, int, tuple[str, ...]] | None],
         null_types: Sequence[int],
         decoders: Sequence[Callable[[bytes, int], tuple[str, int, int]]],
         fallback: Callable[[bytes, int], Any],

@@ -24,14 +24,16 @@ const TIME2: u8 = 5;
 const YEAR: u8 = 6;
 const TEXT: u8 = 7;
 const JSON: u8 = 8;
+const ENUM: u8 = 9;
+const SET: u8 = 10;
 /// A column the compiled reader does not render: its Python decoder is called.
 const PYTHON: u8 = 0;
 
 const UTF8: i64 = 0;
 
-/// `(kind, a, b, sql_type, d)` as Python builds it (`bridge/parse/binlog/compiled.py`), None for a
-/// column decoded by Python.
-type SpecTuple = Option<(u8, i64, i64, i64, i64)>;
+/// `(kind, a, b, sql_type, d, labels)` as Python builds it (`bridge/parse/binlog/compiled.py`),
+/// None for a column decoded by Python.
+type SpecTuple = Option<(u8, i64, i64, i64, i64, Vec<String>)>;
 
 /// One column's spec, checked.
 #[derive(Clone, Copy)]
@@ -334,8 +336,50 @@ fn json(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<usize> {
     Ok(end)
 }
 
+/// An ENUM (``labels`` its labels) or SET (``labels`` its members) of ``spec.a`` bytes: the
+/// label(s), or with ``spec.b`` canal's index or bitmask; a value without a label declines
+/// (Python names the error).
+fn labelled(
+    data: &[u8],
+    pos: usize,
+    spec: &Spec,
+    labels: &[String],
+    out: &mut String,
+) -> Step<usize> {
+    let size = spec.a as usize;
+    let value = le_uint(take(data, pos, size)?);
+    if spec.b != 0 {
+        push_padded(out, value, 0);
+    } else if spec.kind == ENUM {
+        if value > 0 {
+            out.push_str(labels.get(value as usize - 1).ok_or(Decline)?);
+        }
+    } else {
+        if labels.len() < 64 && value >> labels.len() != 0 {
+            return Err(Decline);
+        }
+        let mut first = true;
+        for (i, label) in labels.iter().enumerate().take(64) {
+            if value >> i & 1 == 1 {
+                if !first {
+                    out.push(',');
+                }
+                out.push_str(label);
+                first = false;
+            }
+        }
+    }
+    Ok(pos + size)
+}
+
 /// A value of any compiled kind but text, appended to ``out``: (position after it, sql type).
-fn scalar(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<(usize, i64)> {
+fn scalar(
+    data: &[u8],
+    pos: usize,
+    spec: &Spec,
+    labels: &[String],
+    out: &mut String,
+) -> Step<(usize, i64)> {
     let sql_type = spec.sql_type;
     match spec.kind {
         INT => integer(data, pos, spec, out),
@@ -345,6 +389,7 @@ fn scalar(data: &[u8], pos: usize, spec: &Spec, out: &mut String) -> Step<(usize
         TIME2 => time2(data, pos, spec, out).map(|end| (end, sql_type)),
         YEAR => year(data, pos, out).map(|end| (end, sql_type)),
         JSON => json(data, pos, spec, out).map(|end| (end, sql_type)),
+        ENUM | SET => labelled(data, pos, spec, labels, out).map(|end| (end, sql_type)),
         _ => Err(Decline),
     }
 }
@@ -378,6 +423,8 @@ impl NativeImage {
 #[pyclass(frozen, module = "canal_bridge_native")]
 pub struct ImageReader {
     specs: Vec<Spec>,
+    /// Per column, its ENUM labels or SET members (empty for other kinds).
+    labels: Vec<Vec<String>>,
     /// Per column, the sql type of a NULL value.
     null_types: Vec<i64>,
     /// Per column, its Python decoder `(data, pos) -> (text, sql_type, pos)`.
@@ -403,8 +450,10 @@ impl ImageReader {
             ));
         }
         let mut checked = Vec::with_capacity(specs.len());
+        let mut labels = Vec::with_capacity(specs.len());
         for spec in specs {
-            let Some((kind, a, b, sql_type, d)) = spec else {
+            let Some((kind, a, b, sql_type, d, column_labels)) = spec else {
+                labels.push(Vec::new());
                 checked.push(Spec {
                     kind: PYTHON,
                     a: 0,
@@ -420,6 +469,7 @@ impl ImageReader {
                 DATETIME2 | TIME2 => (0..=6).contains(&a),
                 DATE | YEAR => true,
                 TEXT | JSON => (1..=4).contains(&a),
+                ENUM | SET => (1..=8).contains(&a),
                 _ => false,
             };
             if !valid {
@@ -435,9 +485,11 @@ impl ImageReader {
                 sql_type,
                 d,
             });
+            labels.push(column_labels);
         }
         Ok(Self {
             specs: checked,
+            labels,
             null_types,
             decoders,
             fallback,
@@ -499,7 +551,7 @@ impl ImageReader {
             let (end, sql_type) = if spec.kind == TEXT {
                 (text_into(data, pos, spec, &mut image.texts)?, spec.sql_type)
             } else {
-                scalar(data, pos, spec, &mut image.texts)?
+                scalar(data, pos, spec, &self.labels[i], &mut image.texts)?
             };
             image.spans.push(Some((start, image.texts.len())));
             image.types.push(sql_type);
@@ -549,7 +601,7 @@ impl ImageReader {
                 continue;
             }
             out.clear();
-            let Ok((end, sql_type)) = scalar(data, pos, spec, &mut out) else {
+            let Ok((end, sql_type)) = scalar(data, pos, spec, &self.labels[i], &mut out) else {
                 return Ok(None);
             };
             values.push(PyString::new(py, &out).into_any());

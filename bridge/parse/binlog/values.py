@@ -351,7 +351,8 @@ def _year(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     return decode
 
 
-def _storage_bytes(col: ColumnMeta) -> int:
+def storage_bytes(col: ColumnMeta) -> int:
+    """An ENUM or SET value's bytes: the table map's metadata, else what its labels need."""
     if col.max_length:
         return col.max_length
     if col.type_code == MysqlType.ENUM:
@@ -375,7 +376,7 @@ def _little_endian_uint(size: int) -> Callable[[bytes, int], int]:
 
 def _enum(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     """The label (faithful) or canal's 1-based index; sql_type INTEGER either way (canal's)."""
-    size = _storage_bytes(col)
+    size = storage_bytes(col)
     read = _little_endian_uint(size)
     if options.canal:
 
@@ -397,7 +398,7 @@ def _enum(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
 def _set(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     """The labels (faithful) or canal's bitmask as an unsigned decimal; sql_type BIT either
     way (canal's)."""
-    size = _storage_bytes(col)
+    size = storage_bytes(col)
     read = _little_endian_uint(size)
     if options.canal:
 

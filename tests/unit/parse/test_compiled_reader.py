@@ -148,11 +148,20 @@ for prefix in (1, 2, 3, 4):
 _add(ColumnMeta(0, "", T.DOUBLE, "double"), _sized(8))  # decoded by Python, called from Rust
 _add(
     ColumnMeta(0, "", T.ENUM, "enum('a','b')", enum_values=("a", "b"), max_length=1),
-    lambda rng: bytes([rng.randrange(3)]),
+    lambda rng: bytes([rng.randrange(3) if rng.random() < 0.97 else 3]),  # 3: no label
 )
 _add(
     ColumnMeta(0, "", T.SET, "set('x','y','z')", set_values=("x", "y", "z"), max_length=1),
-    lambda rng: bytes([rng.randrange(8)]),
+    lambda rng: bytes([rng.randrange(8) if rng.random() < 0.97 else 8]),  # 8: no member
+)
+_MEMBERS = tuple(f"m{i}" for i in range(10))
+_add(
+    ColumnMeta(0, "", T.SET, "set('m0',...)", set_values=_MEMBERS, max_length=2),
+    lambda rng: rng.randrange(1 << 10).to_bytes(2, "little"),
+)
+_add(
+    ColumnMeta(0, "", T.ENUM, "enum('l0',...)", enum_values=tuple(f"l{i}" for i in range(300))),
+    lambda rng: rng.randrange(301).to_bytes(2, "little"),  # no metadata: 2 bytes for 300
 )
 _add(ColumnMeta(0, "", T.TIME, "time"), _sized(3))
 _add(ColumnMeta(0, "", T.JSON, "json", max_length=4), _json)
@@ -211,23 +220,27 @@ JSON_TABLE = TableMeta(
     (
         ColumnMeta(0, "id", T.LONG, "int"),
         ColumnMeta(1, "doc", T.JSON, "json", max_length=4),
+        ColumnMeta(2, "state", T.ENUM, "enum('a','b')", enum_values=("a", "b"), max_length=1),
+        ColumnMeta(3, "tags", T.SET, "set('m0',...)", set_values=_MEMBERS, max_length=2),
     ),
 )
 
 
 @pytest.mark.parametrize("options", [DecodeOptions(), DecodeOptions(value_mode="canal")])
-def test_well_formed_json_is_rendered_by_the_compiled_reader_alone(
+def test_well_formed_json_and_labels_are_rendered_by_the_compiled_reader_alone(
     options: DecodeOptions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every document MySQL can write (doubles, opaque decimals and temporals, large
-    containers included) is rendered in Rust, exactly as Python renders it."""
+    containers included), and ENUM and SET values, are rendered in Rust, exactly as Python
+    renders them."""
     compiled = compiled_module()
     rng = random.Random(options.value_mode)
-    body = bitmap([True, True])
+    body = bitmap([True] * 4)
     for i in range(300):
         doc = jsonb(_json_document(rng), large=rng.random() < 0.3)
-        body += bitmap([False, False]) + i.to_bytes(4, "little")
+        body += bitmap([False] * 4) + i.to_bytes(4, "little")
         body += len(doc).to_bytes(4, "little") + doc
+        body += bytes([rng.randrange(3)]) + rng.randrange(1 << 10).to_bytes(2, "little")
     monkeypatch.setattr(native, "module", None)
     expected = _decode(RowDecoder(JSON_TABLE, options=options), body)
     monkeypatch.setattr(native, "module", compiled)
