@@ -96,7 +96,8 @@ binlog_row_metadata=FULL
 gtid_strict_mode=ON
 log_slave_updates=ON
 expire_logs_days=7
-max_binlog_size=256M
+# one file holds a whole benchmark load (the realistic (a): ~700 MB), as its floors need
+max_binlog_size=1G
 character-set-server=utf8mb4
 collation-server=utf8mb4_general_ci
 max_allowed_packet=64M
@@ -186,7 +187,8 @@ binlog_row_metadata=FULL
 gtid_mode=ON
 enforce_gtid_consistency=ON
 binlog_expire_logs_seconds=604800
-max_binlog_size=256M
+# one file holds a whole benchmark load (the realistic (a): ~700 MB), as its floors need
+max_binlog_size=1G
 character-set-server=utf8mb4
 max_allowed_packet=64M
 innodb_buffer_pool_size=256M
