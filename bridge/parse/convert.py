@@ -16,7 +16,8 @@ Row images are decoded by a ``RowDecoder`` built once per TABLE_MAP definition
 (``bridge.parse.binlog.rows``), cached by the definition's bytes, from the TABLE_MAP and the table's
 definition in the schema history (``bridge.schema``) as of the event: each DDL statement is
 applied to the history as it passes, and drops every cached decoder. A compressed transaction
-(TRANSACTION_PAYLOAD) is unpacked lazily and its inner events converted one at a time.
+(TRANSACTION_PAYLOAD) is unpacked lazily: its inner events go through the same loop as a read's,
+a chunk at a time.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import logging
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from bridge import native
@@ -48,7 +50,7 @@ from bridge.parse.binlog.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, Handl
 from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.binlog.gtid import decode_gtid_event
 from bridge.parse.binlog.packed import read_packed_int
-from bridge.parse.binlog.payload import inner_events
+from bridge.parse.binlog.payload import inner_event_bytes, inner_events
 from bridge.parse.binlog.rows import RowDecoder, RowsKind
 from bridge.parse.binlog.table_map import TableMapDef, decode_table_map
 from bridge.parse.binlog.table_meta import TableMeta, build_table_meta
@@ -99,6 +101,9 @@ _MAX_TABLE_MAPS = 4096  # distinct TABLE_MAP definitions cached by their bytes
 # Entries per group of ``convert_read`` (one more event's may go over): what the binlog
 # reader's process sends as one frame.
 GROUP_ENTRIES = 1024
+# Inner events of a compressed transaction unpacked at once (a rows event is at most
+# binlog_row_event_max_size, 8 KB by default).
+PAYLOAD_CHUNK = 256
 _NO_ENTRIES: tuple[Entry, ...] = ()
 
 
@@ -289,7 +294,7 @@ class EventConverter:
         self, events: list[bytes], checksum: bool, *, flat: bool
     ) -> Iterator[Sequence[Entry | FlatEntry]]:
         """The entries of one read's events, in groups of about ``GROUP_ENTRIES`` (a
-        compressed transaction's, made lazily, one group each): the binlog reader's process
+        compressed transaction's made lazily, ``_payload_groups``): the binlog reader's process
         sends a group on while it converts the rest of a read (a read holds up to a megabyte
         of binlog). ``flat``: those ``flat_entries`` makes as it makes them, through the
         compiled loop first where there is one (``flat_read``). A TABLE_MAP already mapped is
@@ -315,6 +320,12 @@ class EventConverter:
                 at += 1
                 if data[4] == _TABLE_MAP and repeats_table_map(data, checksum):
                     continue
+                if flat and data[4] == _PAYLOAD:
+                    if group:
+                        yield group
+                        group = []
+                    yield from self._payload_groups(RawEvent(data, checksum))
+                    continue
                 made = flat_entries(data, checksum) if flat else None
                 if made is None:
                     converted = convert(RawEvent(data, checksum))
@@ -335,6 +346,14 @@ class EventConverter:
             raise
         if group:
             yield group
+
+    def _payload_groups(self, raw: RawEvent) -> Iterator[Sequence[Entry | FlatEntry]]:
+        """A compressed transaction's entries, made as ``convert_read`` makes a read's (its
+        compiled loop included), from its inner events unpacked ``PAYLOAD_CHUNK`` at a time:
+        a transaction of a million rows is never unpacked whole."""
+        inner = inner_event_bytes(raw)
+        while chunk := list(islice(inner, PAYLOAD_CHUNK)):
+            yield from self.convert_read(chunk, False, flat=True)
 
     @property
     def _query_post_header(self) -> int:

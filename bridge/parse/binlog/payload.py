@@ -20,6 +20,7 @@ of the payload (a restart after its XID resumes after the payload, as after any 
 from __future__ import annotations
 
 import io
+import struct
 from collections.abc import Iterator
 from typing import BinaryIO, cast
 
@@ -37,6 +38,9 @@ FIELD_UNCOMPRESSED_SIZE = 3
 COMPRESSION_ZSTD = 0
 COMPRESSION_NONE = 255
 _READ_CHUNK = 1 << 16
+# The header's event_size and log_pos (both 4 bytes), and the flags after them.
+_SIZE_AT, _FLAGS_AT = 9, 17
+_SIZE_AND_POS = struct.Struct("<II")
 
 
 def payload_header(data: bytes, body_end: int) -> tuple[dict[int, int], int]:
@@ -60,6 +64,14 @@ def payload_header(data: bytes, body_end: int) -> tuple[dict[int, int], int]:
 
 def inner_events(raw: RawEvent) -> Iterator[RawEvent]:
     """The events inside a TRANSACTION_PAYLOAD, one at a time, in order."""
+    for data in inner_event_bytes(raw):
+        yield RawEvent(data, checksum=False)
+
+
+def inner_event_bytes(raw: RawEvent) -> Iterator[bytes]:
+    """The bytes of the events inside a TRANSACTION_PAYLOAD, one at a time, in order, each
+    header's size and position replaced by the payload event's (no checksum), so that any
+    reader of event bytes places them where the payload is."""
     fields, start = payload_header(raw.data, raw.body_end)
     compression = fields.get(FIELD_COMPRESSION, COMPRESSION_ZSTD)
     payload = memoryview(raw.data)[start : raw.body_end]
@@ -94,12 +106,13 @@ def inner_events(raw: RawEvent) -> Iterator[RawEvent]:
                 raise CorruptPayload(
                     f"an event of {event_size} bytes inside the TRANSACTION_PAYLOAD at {raw.start}"
                 )
-            data = header + _read_exactly(stream, event_size - HEADER_SIZE, raw, partial=False)
+            body = _read_exactly(stream, event_size - HEADER_SIZE, raw, partial=False)
             unpacked += event_size
-            inner = RawEvent(data, checksum=False)
-            inner.log_pos = raw.log_pos
-            inner.event_size = raw.event_size
-            yield inner
+            yield (
+                header[:_SIZE_AT]
+                + _SIZE_AND_POS.pack(raw.event_size, raw.log_pos)
+                + (header[_FLAGS_AT:] + body)
+            )
 
 
 def _read_exactly(stream: BinaryIO, size: int, raw: RawEvent, partial: bool = True) -> bytes:

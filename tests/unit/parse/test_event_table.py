@@ -23,7 +23,7 @@ from bridge.parse.binlog.dump import PYMYSQL_PRIVATE_NAMES
 from bridge.parse.binlog.events import EVENT_TYPES, HEADER, Handling
 from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.binlog.payload import COMPRESSION_NONE, COMPRESSION_ZSTD, inner_events
-from bridge.parse.convert import GROUP_ENTRIES, EventConverter
+from bridge.parse.convert import GROUP_ENTRIES, PAYLOAD_CHUNK, EventConverter
 from bridge.parse.entry_codec import FLAT_ENTRY_TYPE, EntryEncoder
 from bridge.parse.exceptions import CorruptPayload, SchemaMismatch, UnsupportedBinlogEvent
 from bridge.schema.definitions import Schemas
@@ -164,12 +164,14 @@ def test_a_compressed_transaction_gives_the_entries_of_its_events_at_the_payload
 
 
 def test_a_large_payload_unpacks_one_event_at_a_time() -> None:
-    """The iterator holds the compressed bytes and one inner event, not the whole plain text."""
+    """The iterator holds the compressed bytes and one inner event, not the whole plain text;
+    each inner event is placed where the payload is (its header says so too)."""
     inner = _transaction(20_000)
     raw = _raw(E.TRANSACTION_PAYLOAD_EVENT, _payload(inner))
     unpacked = inner_events(raw)
     first = next(unpacked)
-    assert first.data == inner[0]
+    assert first.data[:9] == inner[0][:9] and first.data[17:] == inner[0][17:]
+    assert (first.event_size, first.log_pos) == (raw.event_size, raw.log_pos)
     assert sum(1 for _ in unpacked) == len(inner) - 1
 
 
@@ -593,6 +595,61 @@ def test_mysql_gtids_and_begins_are_taken_by_every_path_alike(checksum: bool) ->
         assert [getattr(converter, n) for n in state] == [getattr(raw, n) for n in state]
     # Left to Python: the 7 heartbeats, the first TABLE_MAP and rows event, the COMMIT.
     assert python_path.events == 7 + 2 + 1
+
+
+def _compressed_stream(checksum: bool, rows_events: int) -> list[bytes]:
+    """A MySQL compressed transaction (GTID, then a TRANSACTION_PAYLOAD of BEGIN, TABLE_MAP,
+    ``rows_events`` rows events and XID, inner events without checksums or positions), and
+    a plain transaction after it."""
+    table_map, rows = _one_bigint_table()
+    inner = [
+        _event(E.QUERY_EVENT, _query("BEGIN", "shop"), 0),
+        _event(E.TABLE_MAP_EVENT, table_map.data[events.HEADER_SIZE :], 0),
+        *[_event(E.WRITE_ROWS_EVENT, _rows_v2(rows), 0)] * rows_events,
+        _event(E.XID_EVENT, _xid(9), 0),
+    ]
+    return [
+        _event(E.GTID_LOG_EVENT, _mysql_gtid(41), 100, checksum),
+        _event(E.TRANSACTION_PAYLOAD_EVENT, _payload(inner), 5000, checksum),
+        *_mysql_stream(checksum)[:7],
+    ]
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+def test_a_compressed_transaction_is_taken_by_every_path_alike(checksum: bool) -> None:
+    # Inner events go through the compiled loop as a read's do, a chunk at a time, and give
+    # the entries (at the payload's position) convert_raw gives.
+    compiled_module()
+    renderer = EventRenderer(1 << 20)
+
+    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
+        return renderer(*fields)
+
+    rows_events = PAYLOAD_CHUNK + 10  # the payload unpacks in two chunks
+    read = _compressed_stream(checksum, rows_events)
+    raw = _converter(renderer)
+    made = [e for data in read for e in raw.convert_raw(RawEvent(data, checksum))]
+    looped, plain = _converter(renderer), _converter(without_the_loop)
+    python_path = _PythonPath(looped)
+    converted_raw: list[int] = []
+
+    def convert_raw(event: RawEvent) -> Any:
+        converted_raw.append(event.type_code)
+        return EventConverter.convert_raw(looped, event)
+
+    looped.convert_raw = convert_raw  # type: ignore[method-assign]
+    _, made_flat = _both_ways(looped, plain, read, checksum)
+    assert marshal.loads(EntryEncoder().encode(made_flat)) == marshal.loads(
+        EntryEncoder().encode(made)
+    )
+    payload_start = 5000 - len(read[1])
+    rows = [e for e in made if e.entry_type is EntryType.ROWDATA]
+    assert len(rows) == rows_events + 1
+    assert {e.header.logfile_offset for e in rows[:-1]} == {payload_start}
+    # The payload never reached convert_raw as a whole, and the compiled loop took its rows
+    # events: left to Python are a few where a plan is worked out, and the heartbeat.
+    assert E.TRANSACTION_PAYLOAD_EVENT not in converted_raw
+    assert python_path.events <= 5
 
 
 @pytest.mark.parametrize("path", ["compiled loop", "event by event"])
