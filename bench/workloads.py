@@ -230,7 +230,9 @@ def json_update(k: int) -> str:
     """The SET of update ``k``: JSON_SET of two members, or JSON_REPLACE of a nested one."""
     if k % 2:
         return f"doc = JSON_SET(doc, '$.n', {k % 97}, '$.status', 'paid')"
-    return f"doc = JSON_REPLACE(doc, '$.address.zip', 'Z-{k % 10000:04d}')"
+    # k and k + 100,000 update the same row: the zip must differ too, or the second update
+    # changes nothing and the server logs no row for it.
+    return f"doc = JSON_REPLACE(doc, '$.address.zip', 'Z-{k:06d}')"
 
 
 def _load_json_partial(conn: Connection, schema: str, scale: float) -> None:
