@@ -492,10 +492,14 @@ class RowDecoder:
                 if index in prefixes:
                     documents[index] = None
                 continue
-            start = pos
-            _, _, pos = step[0](data, pos)
-            if index in prefixes:
-                documents[index] = data[start + prefixes[index] : pos]
+            if index in prefixes:  # the document's bytes, without rendering it
+                size = prefixes[index]
+                start = pos + size
+                end = start + int.from_bytes(data[pos:start], "little")
+                if end <= len(data):
+                    documents[index], pos = data[start:end], end
+                    continue
+            _, _, pos = step[0](data, pos)  # raises for a truncated document too
         return documents
 
     def _partial_image(
