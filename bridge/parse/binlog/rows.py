@@ -54,6 +54,7 @@ from bridge.parse.binlog.values import (
     ValueDecoder,
     make_decoder,
     null_sql_type,
+    prefixed_span,
 )
 
 RowsKind = Literal["insert", "update", "delete", "partial_update"]
@@ -327,6 +328,9 @@ class RowDecoder:
         json_columns = [col for col in table.columns if col.type_code == MysqlType.JSON]
         self._json_columns = tuple(col.index for col in json_columns)
         self._json_prefix = {col.index: col.max_length or 4 for col in json_columns}
+        # Their readers of a document's span (what their decoders read first), to step over
+        # a before image's documents without rendering them.
+        self._json_span = {index: prefixed_span(size) for index, size in self._json_prefix.items()}
 
     @staticmethod
     def _step(col: ColumnMeta, options: DecodeOptions) -> tuple[tuple[Any, ...], Spec | None]:
@@ -485,21 +489,17 @@ class RowDecoder:
         """The binary documents of the JSON columns in the image at ``pos`` (None: NULL)."""
         documents: dict[int, bytes | None] = {}
         nulls, pos = _null_bits(plan, data, pos)
-        prefixes = self._json_prefix
+        spans = self._json_span
         for i, step in enumerate(plan.columns):
             index = step[1]
             if nulls >> i & 1:
-                if index in prefixes:
+                if index in spans:
                     documents[index] = None
-                continue
-            if index in prefixes:  # the document's bytes, without rendering it
-                size = prefixes[index]
-                start = pos + size
-                end = start + int.from_bytes(data[pos:start], "little")
-                if end <= len(data):
-                    documents[index], pos = data[start:end], end
-                    continue
-            _, _, pos = step[0](data, pos)  # raises for a truncated document too
+            elif index in spans:  # the document's bytes, without rendering it
+                start, pos = spans[index](data, pos)
+                documents[index] = data[start:pos]
+            else:
+                _, _, pos = step[0](data, pos)
         return documents
 
     def _partial_image(

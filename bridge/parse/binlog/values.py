@@ -741,7 +741,7 @@ def plain_codec(col: ColumnMeta) -> str | None:
     return codecs.lookup(codec).name
 
 
-def _prefixed(size: int) -> Callable[[bytes, int], tuple[int, int]]:
+def prefixed_span(size: int) -> Callable[[bytes, int], tuple[int, int]]:
     """A reader of a ``size``-byte little-endian length prefix -> (start, end) of the value."""
     if size == 1:
 
@@ -817,7 +817,7 @@ def _prefixed_text(
             return data[start:end].decode(codec, "replace"), sql_type, end
 
         return many
-    span = _prefixed(size)
+    span = prefixed_span(size)
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
         start, end = span(data, pos)
@@ -837,7 +837,7 @@ def _vector(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     """MySQL 9's VECTOR: a length-prefixed array of little-endian float32, rendered as MySQL's
     ``VECTOR_TO_STRING`` prints it (``[1.00000e+00,-2.50000e-01]``, each ``%.5e``). canal has
     no VECTOR; ``OTHER`` is its type for a column type it does not map."""
-    span = _prefixed(col.max_length or 4)
+    span = prefixed_span(col.max_length or 4)
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
         start, end = span(data, pos)
@@ -853,7 +853,7 @@ def _vector(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
 
 def _geometry(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     """canal keeps the raw value (4-byte SRID + WKB) as binary text, sql_type BLOB."""
-    span = _prefixed(col.max_length or 4)
+    span = prefixed_span(col.max_length or 4)
     to_text = binary_text(options)
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
@@ -866,7 +866,7 @@ def _geometry(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
 def _json(col: ColumnMeta, options: DecodeOptions) -> ValueDecoder:
     """MySQL 5.7+ binary JSON, rendered like canal's ``JsonConversion`` (MariaDB stores JSON as
     LONGTEXT and never writes type 245)."""
-    span = _prefixed(col.max_length or 4)
+    span = prefixed_span(col.max_length or 4)
     quirk = options.canal
 
     def decode(data: bytes, pos: int) -> tuple[str, int, int]:
