@@ -130,6 +130,19 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
+def stop_process(process: subprocess.Popen[bytes] | None, grace_s: float = 30) -> None:
+    """Stop a child the bench started, by its PID: SIGTERM, so it stops cleanly (a bridge
+    flushes its cursor, a Spark driver its query), killed after ``grace_s``."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(30)
+
+
 def create_topic(topic: str, partitions: int = 1) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap()})
     new = NewTopic(topic, partitions, 1, config={"message.timestamp.type": "LogAppendTime"})
@@ -339,13 +352,7 @@ class BridgeRun:
         if self.profiler is not None:
             self.profiler.send_signal(signal.SIGINT)
             self.profiler.wait(60)
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(30)
+        stop_process(self.process)
 
 
 @dataclass(frozen=True)

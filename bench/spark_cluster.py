@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from bench.measure import free_port
+from bench.measure import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 SPARK_CLASS = ROOT / "var" / "venv" / "bin" / "spark-class"
@@ -118,13 +118,7 @@ class Standalone:
         if self._watch is not None:
             self._watch.join(5)
         for process in reversed(self.processes):
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(30)
+            stop_process(process)
         self.processes.clear()
 
     def _spawn(self, name: str, main_class: str, *args: str) -> None:

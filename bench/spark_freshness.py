@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.delta_log import TableWatch
-from bench.measure import BridgeRun, create_topic, delete_topic
+from bench.measure import BridgeRun, create_topic, delete_topic, stop_process
 from bench.spark_catchup import PYTHON, ROOT, batch_lines, load_average, machine, record
 from bench.spark_cluster import Standalone
 from bench.workloads import (
@@ -176,13 +176,7 @@ class MirrorRun:
     def stop(self) -> None:
         """SIGTERM (the job stops its query cleanly), killed after 60 s; by PID. ``nice``
         execs the Python driver, which owns the JVM it started, so the JVM goes with it."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(30)
+        stop_process(self.process, grace_s=60)
 
 
 def wait_visible(watch: TableWatch, ids: range, timeout_s: float, mirror: MirrorRun) -> bool:

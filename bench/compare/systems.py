@@ -26,7 +26,7 @@ from bench.compare.settings import (
     properties_text,
 )
 from bench.compare.tally import debezium_rows, flat_message_rows
-from bench.measure import BridgeRun
+from bench.measure import BridgeRun, stop_process
 from bench.source import source_server
 
 
@@ -95,14 +95,7 @@ class JavaProcess:
             raise RuntimeError(f"{self.log.name} exited ({self.process.returncode}): {tail}")
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(30)
+        stop_process(self.process)
 
 
 class Bridge:
