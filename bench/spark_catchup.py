@@ -34,7 +34,6 @@ docs/spark.md ("Recorded catch-up runs"). Needs the local services:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -58,7 +57,7 @@ from bench.spark_backlog import (
     final_rows,
     produce_backlog,
 )
-from bench.spark_cluster import Standalone
+from bench.spark_cluster import add_master_arguments, spark_master
 from bench.workloads import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -360,16 +359,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--job", choices=sorted(JOBS), default="mirror")
     parser.add_argument("--reconcile", action="store_true", help="the mirror's, with the source")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--master", help="the job's Spark master, e.g. 'local[4]' (default local[2])"
-    )
-    where.add_argument(
-        "--standalone",
-        type=int,
-        metavar="WORKERS",
-        help="run on a standalone cluster of this many one-core workers started here",
-    )
+    add_master_arguments(parser)
     parser.add_argument("--record", action="store_true", help=f"append to {RESULTS}")
     parser.add_argument("--label", default="Catch-up")
     parser.add_argument("--keep", action="store_true", help="keep the topic and the mirror")
@@ -395,20 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     stamp = int(time.time())
     workdir = Path(tempfile.mkdtemp(prefix="spark-catchup-", dir=raw))
     job_log = raw / f"spark-catchup-{stamp}.log"
-    with contextlib.ExitStack() as stack:
-        master, cluster = args.master, None
-        if args.standalone:
-            cluster = stack.enter_context(Standalone(args.standalone, workdir / "cluster"))
-            master = cluster.url
+    with spark_master(args.master, args.standalone, workdir / "cluster") as where:
         code, wall, batches, final_fold_s, heap = run_job(
-            args.job, topic, workdir, args.driver_memory, args.job_arg, job_log, master
+            args.job, topic, workdir, args.driver_memory, args.job_arg, job_log, where.url
         )
     run = Run(args.changes, args.snapshot, produce_s, wall, code, batches, final_fold_s, heap)
-    if args.master:
-        run.master = args.master
-    if cluster is not None:
-        run.master = f"standalone, {args.standalone} workers of 1 core on this machine"
-        run.busy_workers = cluster.busy_workers_seen
+    run.master, run.busy_workers = where.description, where.busy_workers
     print(f"[spark_catchup] {args.job} exit {code}, {run.records:,} records, {run.rate():,.0f}/s")
     if args.reconcile and code == 0 and args.job == "mirror":
         load_source(args.changes, args.snapshot)

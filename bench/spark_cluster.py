@@ -18,13 +18,16 @@ checkpoint folders of a local path are theirs too.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -155,3 +158,46 @@ class Standalone:
             except OSError:
                 continue
             self.busy_workers_seen = max(self.busy_workers_seen, busy)
+
+
+def add_master_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--master`` or ``--standalone N``: where a Spark bench runs its job (``spark_master``)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--master", help="the job's Spark master, e.g. 'local[4]' (default local[2])"
+    )
+    where.add_argument(
+        "--standalone",
+        type=int,
+        metavar="WORKERS",
+        help="run the job on a standalone cluster of this many one-core workers started here",
+    )
+
+
+@dataclass(frozen=True)
+class SparkMaster:
+    """Where a bench's job runs: ``url`` for ``SPARK_MASTER`` (None: the job's local[2])."""
+
+    url: str | None
+    description: str
+    cluster: Standalone | None = None
+
+    @property
+    def busy_workers(self) -> int | None:
+        """On a standalone cluster, the most workers seen running the job's executors."""
+        return self.cluster.busy_workers_seen if self.cluster is not None else None
+
+
+@contextmanager
+def spark_master(
+    master: str | None, standalone: int | None, workdir: Path
+) -> Iterator[SparkMaster]:
+    """The master ``add_master_arguments`` asked for; a standalone cluster is started in
+    ``workdir`` for the ``with`` block and stopped after it."""
+    if not standalone:
+        yield SparkMaster(master, master or "local[2] (default)")
+        return
+    with Standalone(standalone, workdir) as cluster:
+        yield SparkMaster(
+            cluster.url, f"standalone, {standalone} workers of 1 core on this machine", cluster
+        )

@@ -30,7 +30,6 @@ is stopped by PID. Needs the local services: ``eval "$(deploy/local/services.sh 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
@@ -48,7 +47,7 @@ from pathlib import Path
 from bench.delta_log import TableWatch
 from bench.measure import BridgeRun, create_topic, delete_topic, stop_process
 from bench.spark_catchup import PYTHON, ROOT, batch_lines, load_average, machine, record
-from bench.spark_cluster import Standalone
+from bench.spark_cluster import SparkMaster, add_master_arguments, spark_master
 from bench.workloads import (
     WORKLOADS,
     connect,
@@ -218,7 +217,7 @@ class Run:
     busy_workers: int | None = None
 
 
-def measure(args: argparse.Namespace, workdir: Path, master: str | None) -> Run:
+def measure(args: argparse.Namespace, workdir: Path, where: SparkMaster) -> Run:
     """Steps 1 to 4 of the module's docstring; stops the bridge and the mirror by PID."""
     conn = connect()
     create_schema(conn, SCHEMA, WORKLOADS["d"])
@@ -226,7 +225,7 @@ def measure(args: argparse.Namespace, workdir: Path, master: str | None) -> Run:
     topic = f"spark-freshness-{uuid.uuid4().hex[:8]}"
     create_topic(topic)
     bridge = BridgeRun(workdir, SCHEMA, topic, start)
-    mirror = MirrorRun(topic, workdir, args.trigger, master)
+    mirror = MirrorRun(topic, workdir, args.trigger, where.url)
     watch = TableWatch(mirror.table)
     total = int(args.rate * args.seconds) // args.txn_rows * args.txn_rows
     try:
@@ -254,7 +253,7 @@ def measure(args: argparse.Namespace, workdir: Path, master: str | None) -> Run:
         seconds=args.seconds,
         txn_rows=args.txn_rows,
         trigger=args.trigger,
-        master=master or "local[2] (default)",
+        master=where.description,
         achieved_rate=load.rows / load.seconds,
         max_behind_s=load.max_behind_s,
         result=freshness(load.commit_ms, watch.visible_ms, args.target_seconds),
@@ -297,14 +296,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the load runs")
     parser.add_argument("--txn-rows", type=int, default=100, help="rows per transaction")
     parser.add_argument("--trigger", default="1s", help="the mirror's processing-time trigger")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--master", help="the mirror's Spark master (default local[2])")
-    where.add_argument(
-        "--standalone",
-        type=int,
-        metavar="WORKERS",
-        help="run the mirror on a standalone cluster of this many one-core workers started here",
-    )
+    add_master_arguments(parser)
     parser.add_argument("--target-seconds", type=float, default=5.0, help="end lag to keep up")
     parser.add_argument("--drain-seconds", type=float, default=120.0)
     parser.add_argument("--start-timeout", type=float, default=300.0)
@@ -320,15 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     raw = ROOT / "var" / "bench"
     raw.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="spark-freshness-", dir=raw))
-    with contextlib.ExitStack() as stack:
-        master, cluster = args.master, None
-        if args.standalone:
-            cluster = stack.enter_context(Standalone(args.standalone, workdir / "cluster"))
-            master = cluster.url
-        run = measure(args, workdir, master)
-    if cluster is not None:
-        run.master = f"standalone, {args.standalone} workers of 1 core on this machine"
-        run.busy_workers = cluster.busy_workers_seen
+    with spark_master(args.master, args.standalone, workdir / "cluster") as where:
+        run = measure(args, workdir, where)
+    run.busy_workers = where.busy_workers
     command = "var/venv/bin/python -m bench.spark_freshness " + shlex.join(
         argv if argv is not None else sys.argv[1:]
     )
