@@ -107,20 +107,18 @@ def freshness(commit_ms: list[float], visible_ms: dict[int, int], target_s: floa
     from when each became visible (``visible_ms``, by id; a row not there is missing). The
     mirror kept up when no row is missing and the last row took at most ``target_s``."""
     rows = len(commit_ms) - 1
-    seconds = [(visible_ms[i] - commit_ms[i]) / 1000 for i in range(1, rows + 1) if i in visible_ms]
+    seconds = {
+        i: (visible_ms[i] - commit_ms[i]) / 1000 for i in range(1, rows + 1) if i in visible_ms
+    }
     middle = (rows + 1) // 2
-    first = [(visible_ms[i] - commit_ms[i]) / 1000 for i in range(1, middle) if i in visible_ms]
-    second = [
-        (visible_ms[i] - commit_ms[i]) / 1000 for i in range(middle, rows + 1) if i in visible_ms
-    ]
-    end_lag = (visible_ms[rows] - commit_ms[rows]) / 1000 if rows in visible_ms else None
+    end_lag = seconds.get(rows)
     missing = rows - len(seconds)
     return Freshness(
         rows=rows,
         missing=missing,
-        all_rows=Latency.of(seconds),
-        first_half=Latency.of(first),
-        second_half=Latency.of(second),
+        all_rows=Latency.of(list(seconds.values())),
+        first_half=Latency.of([s for i, s in seconds.items() if i < middle]),
+        second_half=Latency.of([s for i, s in seconds.items() if i >= middle]),
         end_lag_s=end_lag,
         kept_up=missing == 0 and end_lag is not None and end_lag <= target_s,
     )
