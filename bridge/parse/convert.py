@@ -46,7 +46,13 @@ from bridge.entry import (
 )
 from bridge.parse.binlog import events
 from bridge.parse.binlog.codes import EventCode
-from bridge.parse.binlog.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, Handling
+from bridge.parse.binlog.events import (
+    CHECKSUM_SIZE,
+    HEADER,
+    HEADER_SIZE,
+    TYPE_CODE_AT,
+    Handling,
+)
 from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.binlog.gtid import decode_gtid_event
 from bridge.parse.binlog.packed import read_packed_int
@@ -318,9 +324,10 @@ class EventConverter:
                         continue
                 data = events[at]
                 at += 1
-                if data[4] == _TABLE_MAP and repeats_table_map(data, checksum):
+                code = data[TYPE_CODE_AT]
+                if code == _TABLE_MAP and repeats_table_map(data, checksum):
                     continue
-                if flat and data[4] == _PAYLOAD:
+                if flat and code == _PAYLOAD:
                     if group:
                         yield group
                         group = []
@@ -389,7 +396,7 @@ class EventConverter:
         transaction each: the event, header and entry objects ``convert_raw`` and
         ``EntryEncoder`` would make for them are most of what it spends per one-row
         transaction."""
-        code = data[4]
+        code = data[TYPE_CODE_AT]
         kind: str | None
         if code == _QUERY:
             return self._flat_begin(data, checksum)

@@ -26,7 +26,14 @@ from pymysql.protocol import MysqlPacket
 
 from bridge import native
 from bridge.parse.binlog.codes import EventCode
-from bridge.parse.binlog.events import CHECKSUM_SIZE, HEADER, HEADER_SIZE, LOG_POS_AT, rotation
+from bridge.parse.binlog.events import (
+    CHECKSUM_SIZE,
+    HEADER,
+    HEADER_SIZE,
+    LOG_POS_AT,
+    TYPE_CODE_AT,
+    rotation,
+)
 
 MAX_PACKET = 0xFFFFFF
 # The most one read of the socket asks for (more only for an event larger than that). Below
@@ -56,7 +63,7 @@ def read_end(events: list[bytes], checksum: bool, journal: str, position: int) -
     for data in events:
         if len(data) < HEADER_SIZE:
             raise ValueError(_SHORT_EVENT)
-        if data[4] == _ROTATE:
+        if data[TYPE_CODE_AT] == _ROTATE:
             position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
         elif log_pos := _LOG_POS.unpack_from(data, LOG_POS_AT)[0]:
             position = log_pos
