@@ -293,6 +293,16 @@ def test_a_partial_update_is_decoded_and_never_offered_to_encode_event() -> None
     assert (row.before[0].value, row.after[0].value) == ("1", "7")
 
 
+def _without_the_loop(renderer: EventRenderer) -> EventEncode:
+    """``renderer``'s records without its ``compiled_limit``: a converter given this has no
+    compiled loop, so it converts event by event."""
+
+    def encode(*fields: Any) -> tuple[Any, ...] | None:
+        return renderer(*fields)
+
+    return encode
+
+
 def _rows_v2(v1: RawEvent) -> bytes:
     """The body of ``v1`` (a v1 rows event) as a v2 event's: its extra data (none) after the
     flags."""
@@ -381,10 +391,7 @@ def test_a_read_through_the_compiled_loop_is_what_flat_entries_make(
     looped = _converter(EventRenderer(limit))
     renderer = EventRenderer(limit)
 
-    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
-        return renderer(*fields)  # the same records, and no compiled_limit: no loop
-
-    plain = _converter(without_the_loop)
+    plain = _converter(_without_the_loop(renderer))
     assert looped.reads_compiled and not plain.reads_compiled
     python_path = _PythonPath(looped)
     made_looped, made = _both_ways(looped, plain, read, checksum)
@@ -429,10 +436,7 @@ def test_a_read_comes_in_groups_of_group_entries(loop: bool) -> None:
     compiled_module()
     renderer = EventRenderer(1 << 20)
 
-    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
-        return renderer(*fields)
-
-    converter = _converter(renderer if loop else without_the_loop)
+    converter = _converter(renderer if loop else _without_the_loop(renderer))
     assert converter.reads_compiled is loop
     groups = list(converter.convert_read(_stream(False)[:8] * 300, False, flat=True))
     assert [len(group) for group in groups] == [GROUP_ENTRIES, GROUP_ENTRIES, 2100 - 2048]
@@ -450,14 +454,11 @@ def test_without_begins_a_read_gives_every_entry_but_the_begins(path: str) -> No
     compiled_module()
     renderer = EventRenderer(1 << 20)
 
-    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
-        return renderer(*fields)
-
     read = [*_stream(False), *_mysql_transaction()]
 
     def made(begins: bool) -> list[Any]:
         converter = _converter(
-            renderer if path == "compiled loop" else without_the_loop, begins=begins
+            renderer if path == "compiled loop" else _without_the_loop(renderer), begins=begins
         )
         assert converter.reads_compiled is (path == "compiled loop")
         if path == "convert_raw":
@@ -513,11 +514,8 @@ def test_the_compiled_loop_follows_the_table_of_each_rows_event(checksum: bool) 
     compiled_module()
     renderer = EventRenderer(1 << 20)
 
-    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
-        return renderer(*fields)
-
     read = _two_tables(checksum)
-    looped, plain = _converter(renderer), _converter(without_the_loop)
+    looped, plain = _converter(renderer), _converter(_without_the_loop(renderer))
     _both_ways(looped, plain, read, checksum)
     python_path = _PythonPath(looped)
     made_looped, _ = _both_ways(looped, plain, read, checksum)
@@ -575,13 +573,10 @@ def test_mysql_gtids_and_begins_are_taken_by_every_path_alike(checksum: bool) ->
     compiled_module()
     renderer = EventRenderer(1 << 20)
 
-    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
-        return renderer(*fields)
-
     read = _mysql_stream(checksum)
     raw = _converter(renderer)
     made = [e for data in read for e in raw.convert_raw(RawEvent(data, checksum))]
-    looped, plain = _converter(renderer), _converter(without_the_loop)
+    looped, plain = _converter(renderer), _converter(_without_the_loop(renderer))
     python_path = _PythonPath(looped)
     _, made_flat = _both_ways(looped, plain, read, checksum)
     assert marshal.loads(EntryEncoder().encode(made_flat)) == marshal.loads(
@@ -622,14 +617,11 @@ def test_a_compressed_transaction_is_taken_by_every_path_alike(checksum: bool) -
     compiled_module()
     renderer = EventRenderer(1 << 20)
 
-    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
-        return renderer(*fields)
-
     rows_events = PAYLOAD_CHUNK + 10  # the payload unpacks in two chunks
     read = _compressed_stream(checksum, rows_events)
     raw = _converter(renderer)
     made = [e for data in read for e in raw.convert_raw(RawEvent(data, checksum))]
-    looped, plain = _converter(renderer), _converter(without_the_loop)
+    looped, plain = _converter(renderer), _converter(_without_the_loop(renderer))
     python_path = _PythonPath(looped)
     converted_raw: list[int] = []
 
@@ -662,10 +654,7 @@ def test_a_malformed_mysql_gtid_fails_as_convert_raw_fails(path: str, body: byte
     compiled_module()
     renderer = EventRenderer(1 << 20)
 
-    def without_the_loop(*fields: Any) -> tuple[Any, ...] | None:
-        return renderer(*fields)
-
-    converter = _converter(renderer if path == "compiled loop" else without_the_loop)
+    converter = _converter(renderer if path == "compiled loop" else _without_the_loop(renderer))
     with pytest.raises(ValueError, match="GTID_LOG_EVENT") as raised:
         list(converter.convert_raw(_raw(E.GTID_LOG_EVENT, body)))
     with pytest.raises(ValueError) as flat:
