@@ -70,10 +70,11 @@ _GC = re.compile(r"Pause.*?(\d+)M->(\d+)M\((\d+)M\)")
 
 def batch_lines(log_text: str) -> list[tuple[int, int, float]]:
     """(batch id, records, seconds) of each progress line in a job's log."""
-    return [
-        (int(m.group(1)), int(m.group(2).replace(",", "")), float(m.group(3)))
-        for m in _BATCH.finditer(log_text)
-    ]
+    return [_batch(m) for m in _BATCH.finditer(log_text)]
+
+
+def _batch(line: re.Match[str]) -> tuple[int, int, float]:
+    return int(line.group(1)), int(line.group(2).replace(",", "")), float(line.group(3))
 
 
 @dataclass
@@ -191,7 +192,7 @@ def run_job(  # noqa: PLR0917 (one run's settings)
     wall = time.monotonic() - started
     text = log.read_text(errors="replace")
     matches = list(_BATCH.finditer(text))
-    batches = batch_lines(text)
+    batches = [_batch(m) for m in matches]
     after_batches = text[matches[-1].end() :] if matches else ""
     final_fold_s = sum(float(m.group(1)) for m in _FOLD.finditer(after_batches))
     heap = read_heap(gc_log, *sorted(workdir.glob("gc-executor-*.log")))
