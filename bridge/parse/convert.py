@@ -535,8 +535,10 @@ class EventConverter:
         try:
             before, after, at = decoder.images(kind, body, columns)
             encode = self._encode_event
-            # A PARTIAL_UPDATE's images hold JSON diffs only Python applies.
-            if encode is not None and kind != "partial_update":
+            if encode is not None:
+                if kind == "partial_update":  # JSON diffs, which only Python applies
+                    body = decoder.update_body(body, at, before, after)
+                    kind = "update"
                 parts = encode(
                     table.schema,
                     table.table,

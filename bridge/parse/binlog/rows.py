@@ -30,7 +30,8 @@ over; the message names the table, and the caller adds the binlog position.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import tzinfo
 from typing import Any, Literal
@@ -374,14 +375,21 @@ class RowDecoder:
     def _decoded(
         self, kind: RowsKind, body: bytes, before_plan: Plan, after_plan: Plan, pos: int
     ) -> tuple[RowData, ...]:
-        try:
+        with self._row_errors(body):
             if kind == "insert":
                 return self._single(body, pos, after_plan, after=True)
             if kind == "delete":
                 return self._single(body, pos, before_plan, after=False)
             if kind == "partial_update":
-                return self._partial_updates(body, pos, before_plan, after_plan)
+                body = self._update_body(body, pos, before_plan, after_plan)
             return self._updates(body, pos, before_plan, after_plan)
+
+    @contextmanager
+    def _row_errors(self, body: bytes) -> Iterator[None]:
+        """Raises what reading ``body`` fails on as a ``RowDecodeError`` naming the table: an
+        image running past the end is a ``TruncatedRowImage``."""
+        try:
+            yield
         except (struct.error, IndexError) as exc:
             raise TruncatedRowImage(
                 f"table {self.table.full_name}: a row image runs past the end of the "
@@ -456,34 +464,39 @@ class RowDecoder:
         self._check_end(pos, end)
         return tuple(rows)
 
-    def _partial_updates(
-        self, data: bytes, pos: int, before_plan: Plan, after_plan: Plan
-    ) -> tuple[RowData, ...]:
-        """PARTIAL_UPDATE rows. Images without a partial column are read as an UPDATE's (by
-        the plans' readers, compiled or not: in a PARTIAL_JSON session every UPDATE is
-        logged this way, most without a diff). A row with a partial column reads its before
-        image a second time, in Python, for the binary documents, and its after image in
-        Python (``_partial_image``); the compiled reader never sees a diff."""
-        rows = []
+    def update_body(self, data: bytes, pos: int, before_plan: Plan, after_plan: Plan) -> bytes:
+        """A PARTIAL_UPDATE body (images from ``pos``) rebuilt as the UPDATE body the same change
+        logs without ``PARTIAL_JSON``: each row's value options are dropped and each partial
+        column's diffs applied to its before document, so that any reader of UPDATE images,
+        the compiled one included, reads it.
+
+        Images without a partial column are copied as they are (by the plans' readers,
+        compiled or not: in a PARTIAL_JSON session every UPDATE is logged this way, most
+        without a diff). A row with a partial column reads its before image a second time, in
+        Python, for the binary documents, and its after image in Python
+        (``_applied_image``). Raises as ``decode`` does."""
+        with self._row_errors(data):
+            return self._update_body(data, pos, before_plan, after_plan)
+
+    def _update_body(self, data: bytes, pos: int, before_plan: Plan, after_plan: Plan) -> bytes:
+        parts = [data[:pos]]
         end = len(data)
         read_old, read_new = before_plan.read, after_plan.read
         json_columns = self._json_columns
         while pos < end:
             start = pos
-            old_values, old_types, pos = read_old(data, pos)
+            _, _, pos = read_old(data, pos)
+            parts.append(data[start:pos])
             partial, pos = partial_columns(data, pos, json_columns)
+            image = pos
             if partial.isdisjoint(after_plan.indexes):
-                new_values, new_types, pos = read_new(data, pos)
+                _, _, pos = read_new(data, pos)
+                parts.append(data[image:pos])
             else:
                 documents = self._json_documents(before_plan, data, start)
-                new_values, new_types, pos = self._partial_image(
-                    after_plan, data, pos, partial, documents
-                )
-            rows.append(
-                decoded_row(before_plan, old_values, old_types, after_plan, new_values, new_types)
-            )
+                pos = self._applied_image(after_plan, data, pos, partial, documents, parts)
         self._check_end(pos, end)
-        return tuple(rows)
+        return b"".join(parts)
 
     def _json_documents(self, plan: Plan, data: bytes, pos: int) -> dict[int, bytes | None]:
         """The binary documents of the JSON columns in the image at ``pos`` (None: NULL)."""
@@ -502,44 +515,46 @@ class RowDecoder:
                 _, _, pos = step[0](data, pos)
         return documents
 
-    def _partial_image(
+    def _applied_image(  # noqa: PLR0917 (one image's walk and where it goes)
         self,
         plan: Plan,
         data: bytes,
         pos: int,
         partial: frozenset[int],
         documents: dict[int, bytes | None],
-    ) -> tuple[tuple[str | None, ...], tuple[int, ...], int]:
-        """An after image holding diffs for the ``partial`` columns: each is applied to the
-        column's before document and the result rendered by the column's decoder."""
-        values: list[str | None] = []
-        types: list[int] = []
+        parts: list[bytes],
+    ) -> int:
+        """Appends to ``parts`` the after image at ``pos`` with the diffs of its ``partial``
+        columns applied to their before ``documents`` (each written with its column's length
+        prefix); returns where the image ends."""
+        start = pos
         nulls, pos = _null_bits(plan, data, pos)
-        for i, (decoder, index, name, _, _, null_type) in enumerate(plan.columns):
+        parts.append(data[start:pos])
+        for i, (decoder, index, name, _, _, _) in enumerate(plan.columns):
             if nulls >> i & 1:
-                value, sql_type = None, null_type
-            elif index in partial:
-                diffs, pos = read_diffs(data, pos)
-                if index not in documents:
-                    raise PartialJsonWithoutBase(self.table.full_name, name)
-                before = documents[index]
-                if before is None:
-                    raise JsonDiffNotApplicable(
-                        f"table {self.table.full_name}: column `{name}` is NULL in the before "
-                        "image, which a partial JSON update cannot change"
-                    )
-                try:
-                    document = apply_diffs(before, diffs) if diffs else before
-                except RowDecodeError as exc:
-                    exc.args = (f"table {self.table.full_name}: column `{name}`: {exc}",)
-                    raise
-                prefix = len(document).to_bytes(self._json_prefix[index], "little")
-                value, sql_type, _ = decoder(prefix + document, 0)
-            else:
-                value, sql_type, pos = decoder(data, pos)
-            values.append(value)
-            types.append(sql_type)
-        return tuple(values), tuple(types), pos
+                continue
+            if index not in partial:
+                start = pos
+                _, _, pos = decoder(data, pos)
+                parts.append(data[start:pos])
+                continue
+            diffs, pos = read_diffs(data, pos)
+            if index not in documents:
+                raise PartialJsonWithoutBase(self.table.full_name, name)
+            before = documents[index]
+            if before is None:
+                raise JsonDiffNotApplicable(
+                    f"table {self.table.full_name}: column `{name}` is NULL in the before "
+                    "image, which a partial JSON update cannot change"
+                )
+            try:
+                document = apply_diffs(before, diffs) if diffs else before
+            except RowDecodeError as exc:
+                exc.args = (f"table {self.table.full_name}: column `{name}`: {exc}",)
+                raise
+            parts.append(len(document).to_bytes(self._json_prefix[index], "little"))
+            parts.append(document)
+        return pos
 
     def _check_end(self, pos: int, end: int) -> None:
         if pos != end:

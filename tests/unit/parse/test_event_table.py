@@ -274,23 +274,30 @@ def test_a_rows_event_that_does_not_fit_its_table_fails_with_its_position_either
             _rows_entries(encode_event, [table_map, short])
 
 
-def test_a_partial_update_is_decoded_and_never_offered_to_encode_event() -> None:
-    # Its images may hold JSON diffs, which only the Python path applies.
+@pytest.mark.parametrize("declined", [False, True], ids=["written", "declined"])
+def test_a_partial_update_is_offered_to_encode_event_as_the_update_it_logs(declined: bool) -> None:
+    # Its value options are dropped (and JSON diffs applied) before the encoder sees it; an
+    # encoder that declines leaves it to the Python path, which reads the same row.
     table_map, _ = _one_bigint_table()
-    body = (0x0000_1234_5678).to_bytes(6, "little") + b"\0\0" + struct.pack("<H", 2)
-    body += packed_int(1) + b"\x01\x01"  # one column, in both images
-    body += b"\0" + struct.pack("<q", 1) + packed_int(0) + b"\0" + struct.pack("<q", 7)
+    head = (0x0000_1234_5678).to_bytes(6, "little") + b"\0\0" + struct.pack("<H", 2)
+    head += packed_int(1) + b"\x01\x01"  # one column, in both images
+    before, after = b"\0" + struct.pack("<q", 1), b"\0" + struct.pack("<q", 7)
     offered: list[tuple[Any, ...]] = []
 
-    def encode_event(*fields: Any) -> tuple[Any, ...]:
+    def encode_event(*fields: Any) -> tuple[Any, ...] | None:
         offered.append(fields)
-        return (1, b"written")
+        return None if declined else (1, b"written")
 
-    partial = _raw(E.PARTIAL_UPDATE_ROWS_EVENT, body, log_pos=2000)
+    partial = _raw(E.PARTIAL_UPDATE_ROWS_EVENT, head + before + packed_int(0) + after, 2000)
     (entry,) = _rows_entries(encode_event, [table_map, partial])
-    assert offered == []
-    ((row),) = entry.row_change.row_datas
-    assert (row.before[0].value, row.after[0].value) == ("1", "7")
+    ((_, _, event_type, _, _, _, _, body, at),) = offered
+    assert event_type is EventType.UPDATE
+    assert (body[:at], body[at:]) == (b"\x01\x01", before + after)
+    if declined:
+        ((row),) = entry.row_change.row_datas
+        assert (row.before[0].value, row.after[0].value) == ("1", "7")
+    else:
+        assert entry.row_change.row_datas == EncodedAhead(rows=1, parts=(1, b"written"))
 
 
 def _without_the_loop(renderer: EventRenderer) -> EventEncode:

@@ -33,7 +33,7 @@ from bridge.parse.binlog.json_diff import (
 )
 from bridge.parse.binlog.rows import RowDecoder
 from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
-from bridge.parse.binlog.values import decode_value
+from bridge.parse.binlog.values import TruncatedRowImage, decode_value
 from tests.native_paths import compiled_module
 
 from .rowbytes import bitmap, col, json_key_order, json_value, jsonb, lenenc, packed_int
@@ -414,6 +414,25 @@ def test_rows_without_diffs_and_several_rows() -> None:
     got = RowDecoder(TABLE).decode("partial_update", body, 4)
     assert got == RowDecoder(TABLE).decode("update", full, 4)
     assert [r.after[1].value for r in got] == ['{"a": 2}', "[1]", '{"z": []}']
+
+
+@pytest.mark.usefixtures("reader_path")
+def test_the_rebuilt_update_body_reads_as_the_full_update() -> None:
+    # What the compiled writer is given: the rows' value options gone, the diffs applied.
+    old, new = [4, {"a": [1, {"b": 2}]}, "x", {"k": "v"}], [4, {"a": [1, {"b": 3}]}, "y", {}]
+    diffs = {1: diff_list((REP, "$.a[1].b", 3)), 3: diff_list((REM, "$.k", None))}
+    body = bitmap(FULL) + bitmap(FULL)
+    full = bitmap(FULL) + bitmap(FULL)
+    for options in (b"\x01" + bitmap([True, True]), b"\x00"):
+        body += row_image(FULL, old) + options
+        body += row_image(FULL, new, diffs if options != b"\x00" else None)
+        full += row_image(FULL, old) + row_image(FULL, new)
+    decoder = RowDecoder(TABLE)
+    before_plan, after_plan, at = decoder.images("partial_update", body, 4)
+    rebuilt = decoder.update_body(body, at, before_plan, after_plan)
+    assert decoder.decode("update", rebuilt, 4) == decoder.decode("update", full, 4)
+    with pytest.raises(TruncatedRowImage, match=r"^table shop\.docs: "):
+        decoder.update_body(body[:-3], at, before_plan, after_plan)
 
 
 @pytest.mark.usefixtures("reader_path")
