@@ -2,7 +2,7 @@
 state: for before/after figures on a box whose speed moves between runs.
 
     var/venv/bin/python -m bench.interleave --workload d --scale 3 --rounds 5 \\
-        --root /tmp/wt-old --root .
+        --root /tmp/wt-old --root . [--source mysql]
 
 Loads the workload once, then, ``--rounds`` times, runs ``canal-bridge run`` from each
 ``--root`` in turn (its ``bridge`` package; e.g. ``git worktree add /tmp/wt-old <commit>``)
@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.measure import BridgeRun, create_topic, delete_topic, round_order, usage_of
-from bench.workloads import WORKLOADS, load_fresh
+from bench.source import SourceServer, add_source_argument, source_server
+from bench.workloads import WORKLOADS, load_fresh, refusals
 
 # The steady-state window: from this share of the rows acked to that one.
 WINDOW = (0.2, 0.9)
@@ -47,13 +48,18 @@ class Steady:
     cpu_us_per_row: float
 
 
-def steady_run(
-    workdir: Path, schema: str, start: tuple[str, int], expected: int, root: Path
+def steady_run(  # noqa: PLR0917 (one run's settings)
+    workdir: Path,
+    schema: str,
+    start: tuple[str, int],
+    expected: int,
+    root: Path,
+    source: SourceServer,
 ) -> Steady:
-    """One run of the bridge from ``root``, measured over ``WINDOW``."""
+    """One run of the bridge from ``root`` on ``source``, measured over ``WINDOW``."""
     topic = f"interleave-{uuid.uuid4().hex[:8]}"
     create_topic(topic)
-    bridge = BridgeRun(workdir, schema, topic, start, root=root)
+    bridge = BridgeRun(workdir, schema, topic, start, root=root, source=source)
     marks: list[tuple[float, int, float]] = []  # (time, rows acked, CPU s) at each edge
     try:
         bridge.start_process()
@@ -84,15 +90,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--root", type=Path, action="append", required=True, help="a bridge checkout (twice+)"
     )
+    add_source_argument(parser)
     args = parser.parse_args(argv)
+    if refused := refusals([args.workload], args.source):
+        raise SystemExit("\n".join(refused))
+    source = source_server(args.source)
     workload = WORKLOADS[args.workload]
-    start, _ = load_fresh(workload, f"bench_{args.workload}", args.scale)
+    schema = f"bench_{args.workload.replace('-', '_')}"
+    start, _ = load_fresh(workload, schema, args.scale, source)
     expected = workload.row_changes(args.scale)
     runs: dict[Path, list[Steady]] = {root: [] for root in args.root}
     with tempfile.TemporaryDirectory(prefix="interleave-") as tmp:
         for round_number in range(1, args.rounds + 1):
             for root in round_order(args.root, round_number):
-                run = steady_run(Path(tmp), f"bench_{args.workload}", start, expected, root)
+                run = steady_run(Path(tmp), schema, start, expected, root, source)
                 runs[root].append(run)
                 print(
                     f"round {round_number} {root}: {run.rows_per_s:,.0f} rows/s, "
