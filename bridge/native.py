@@ -80,6 +80,11 @@ class Compiled(Protocol):
         (``bridge.parse.binlog.framing.read_end``)."""
         ...
 
+    def apply_json_diffs(self, doc: bytes, data: bytes, start: int, end: int) -> bytes | None:
+        """The binary JSON ``doc`` after the diff list ``data[start:end]``, or None where the
+        Python path must decide (``bridge.parse.binlog.json_diff.applied_document``)."""
+        ...
+
     def binlog_events(self, buffer: bytes, at: int, events: list[bytes]) -> int:
         """Appends the event of each whole packet of ``buffer`` from ``at`` on that carries
         one (continuation packets joined) to ``events``; returns where the first packet it did

@@ -10,6 +10,7 @@ mod image;
 mod javafmt;
 mod json;
 mod jsonb;
+mod jsondiff;
 mod result;
 mod writer;
 
@@ -21,6 +22,7 @@ fn canal_bridge_native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(event::rows_event_parts, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record, module)?)?;
     module.add_function(wrap_pyfunction!(framing::binlog_events, module)?)?;
+    module.add_function(wrap_pyfunction!(jsondiff::apply_json_diffs, module)?)?;
     module.add_function(wrap_pyfunction!(framing::read_end, module)?)?;
     module.add_function(wrap_pyfunction!(flat::rows_record_parts, module)?)?;
     module.add_function(wrap_pyfunction!(flat::row_records_parts, module)?)?;

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, TypeAlias
 
+from bridge import native
 from bridge.parse.binlog import packed
 from bridge.parse.binlog.values import RowDecodeError, TruncatedRowImage, _jsonb_length
 
@@ -164,14 +165,36 @@ def partial_columns(
     return frozenset(c for i, c in enumerate(json_columns) if bits >> i & 1), end
 
 
+def applied_document(before: bytes, data: bytes, pos: int) -> tuple[bytes, int]:
+    """The binary document ``before`` after the partial column's value at ``pos`` (its diff
+    list), and the position after the value. The compiled module applies what it can; what
+    it declines (every error included) ``read_diffs`` and ``apply_diffs`` apply, or raise."""
+    end = _diff_list_end(data, pos)
+    if end == pos + 4:
+        return before, end
+    compiled = native.module
+    if compiled is not None:
+        document = compiled.apply_json_diffs(before, data, pos + 4, end)
+        if document is not None:
+            return document, end
+    diffs, end = read_diffs(data, pos)
+    return apply_diffs(before, diffs), end
+
+
+def _diff_list_end(data: bytes, pos: int) -> int:
+    """Where the diff list whose 4-byte length is at ``pos`` ends."""
+    if pos + 4 > len(data):
+        raise CorruptJsonDiff(f"a JSON diff list at byte {pos} runs past the event")
+    end = pos + 4 + int(_U32.unpack_from(data, pos)[0])
+    if end > len(data):
+        raise CorruptJsonDiff(f"a JSON diff list ends at byte {end}, past the event")
+    return end
+
+
 def read_diffs(data: bytes, pos: int) -> tuple[tuple[JsonDiff, ...], int]:
     """A partial column's value at ``pos`` (``Json_diff_vector::read_binary``) -> (the
     diffs, position after the value)."""
-    if pos + 4 > len(data):
-        raise CorruptJsonDiff(f"a JSON diff list at byte {pos} runs past the event")
-    end = pos + 4 + _U32.unpack_from(data, pos)[0]
-    if end > len(data):
-        raise CorruptJsonDiff(f"a JSON diff list ends at byte {end}, past the event")
+    end = _diff_list_end(data, pos)
     pos += 4
     diffs = []
     while pos < end:

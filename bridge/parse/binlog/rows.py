@@ -42,9 +42,8 @@ from bridge.parse.binlog.compiled import Spec, column_spec, image_reader
 from bridge.parse.binlog.json_diff import (
     JsonDiffNotApplicable,
     PartialJsonWithoutBase,
-    apply_diffs,
+    applied_document,
     partial_columns,
-    read_diffs,
 )
 from bridge.parse.binlog.table_meta import ColumnMeta, TableMeta
 from bridge.parse.binlog.values import (
@@ -538,7 +537,6 @@ class RowDecoder:
                 _, _, pos = decoder(data, pos)
                 parts.append(data[start:pos])
                 continue
-            diffs, pos = read_diffs(data, pos)
             if index not in documents:
                 raise PartialJsonWithoutBase(self.table.full_name, name)
             before = documents[index]
@@ -548,7 +546,7 @@ class RowDecoder:
                     "image, which a partial JSON update cannot change"
                 )
             try:
-                document = apply_diffs(before, diffs) if diffs else before
+                document, pos = applied_document(before, data, pos)
             except RowDecodeError as exc:
                 exc.args = (f"table {self.table.full_name}: column `{name}`: {exc}",)
                 raise

@@ -326,6 +326,70 @@ def test_random_diffs_match_the_full_document() -> None:
     assert applied > 800
 
 
+def _python_applied(before: bytes, raw: bytes) -> bytes | None:
+    """What the Python path makes of the diff list ``raw``: the document, or None for an
+    error."""
+    try:
+        diffs, _ = read_diffs(raw, 0)
+        return apply_diffs(before, diffs)
+    except (CorruptJsonDiff, JsonDiffNotApplicable):
+        return None
+
+
+def _spelled(rng: random.Random, text: str) -> str:
+    """``text`` (a path) with the other spellings MySQL's parser takes: spaces between tokens,
+    plain member names, ``[last]`` and ``[last - n]``."""
+    text = text.replace(".", rng.choice([".", " . ", ".\t"]))
+    text = text.replace("[", rng.choice(["[", "[ "])).replace("]", rng.choice(["]", " ]"]))
+    if rng.random() < 0.5:
+        text = text.replace('"', "")
+    return text
+
+
+def test_the_compiled_module_applies_what_python_applies() -> None:
+    # Random documents, fitting diffs in every spelling, then the same lists damaged: the
+    # compiled twin gives Python's very bytes, declines exactly where Python raises, and takes
+    # every fitting list whose names need no JSON unescaping.
+    compiled = compiled_module()
+    rng = random.Random(20261129)
+    taken = declined = 0
+    for case in range(600):
+        doc = {"root": _random_value(rng, 0), "list": [_random_value(rng, 1) for _ in range(3)]}
+        before = jsonb(doc)
+        diffs = []
+        for _ in range(rng.randint(1, 4)):
+            op, path, text, value = _random_diff(rng, doc)
+            _model_apply(doc, op, path, copy.deepcopy(value))
+            diffs.append((op, _spelled(rng, text), value))
+        raw = diff_list(*diffs)
+        if case % 3 == 2:  # damaged: a byte changed, or the list cut short
+            cut = bytearray(raw)
+            at = rng.randrange(4, len(cut))
+            cut[at] = rng.randrange(256)
+            raw = bytes(cut[: rng.randrange(at, len(cut) + 1)])
+        expected = _python_applied(before, raw)
+        got = compiled.apply_json_diffs(before, raw, 4, len(raw))
+        if got is None:
+            declined += 1
+            assert expected is None or case % 3 == 2, diffs
+        else:
+            taken += 1
+            assert got == expected, diffs
+    assert taken > 350
+    assert declined > 100
+
+
+def test_the_compiled_module_declines_what_only_python_reads() -> None:
+    compiled = compiled_module()
+    before = jsonb({"a\u00e9": 1, "b": [1, 2]})
+    for path in ('$."a\\u00e9"', "$.b[last-9]", "$.b[1 to 2]", "$", "$.*"):
+        raw = diff_list((REP, path, 5))
+        assert compiled.apply_json_diffs(before, raw, 4, len(raw)) is None, path
+    # The escaped name is Python's to read, and it applies it.
+    raw = diff_list((REP, '$."a\\u00e9"', 5))
+    assert render(apply_diffs(before, read_diffs(raw, 0)[0])) == '{"b": [1, 2], "aé": 5}'
+
+
 # --------------------------------------------------------------------------- rows events
 
 TABLE = TableMeta(
