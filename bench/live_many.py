@@ -30,7 +30,6 @@ import argparse
 import http.client
 import itertools
 import re
-import statistics
 import sys
 import tempfile
 import threading
@@ -53,7 +52,7 @@ from bench.many_destinations import (
     wait_started,
     write_config,
 )
-from bench.measure import BridgeRun, create_topic, delete_topic
+from bench.measure import BridgeRun, create_topic, delete_topic, percentiles
 from bench.run import RESULTS, load_average, machine, record_table
 
 TABLE = re.compile(r"t(\d+)$")
@@ -63,7 +62,8 @@ ADDED_TIMEOUT_S = 60.0
 
 @dataclass(frozen=True)
 class Latency:
-    """Milliseconds of ``requests`` sequential answers."""
+    """Milliseconds of ``requests`` sequential answers: median, 95th percentile
+    (``bench.measure.percentiles``), slowest."""
 
     p50: float
     p95: float
@@ -71,12 +71,8 @@ class Latency:
 
     @classmethod
     def of(cls, samples: list[float]) -> Latency:
-        ordered = sorted(samples)
-        return cls(
-            statistics.median(ordered),
-            ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))],
-            ordered[-1],
-        )
+        p50, p95 = percentiles(samples, 50, 95)
+        return cls(p50, p95, max(samples, default=0.0))
 
     def cell(self) -> str:
         return f"{self.p50:.1f} / {self.p95:.1f} / {self.slowest:.1f}"

@@ -11,12 +11,14 @@ import os
 import re
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -155,6 +157,15 @@ def delete_topic(topic: str) -> None:
 
 
 T = TypeVar("T")
+
+
+def percentiles(samples: Sequence[float], *points: int) -> tuple[float, ...]:
+    """The ``points``-th percentiles (1-99) of ``samples`` by the inclusive method, the one every
+    benchmark reports: one sample is each of them, none gives zeros."""
+    if len(samples) < 2:
+        return tuple(samples[0] if samples else 0.0 for _ in points)
+    cuts = statistics.quantiles(samples, n=100, method="inclusive")
+    return tuple(cuts[point - 1] for point in points)
 
 
 def round_order(runs: list[T], round_number: int) -> list[T]:

@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.delta_log import TableWatch
-from bench.measure import BridgeRun, create_topic, delete_topic, stop_process
+from bench.measure import BridgeRun, create_topic, delete_topic, percentiles, stop_process
 from bench.spark_catchup import PYTHON, ROOT, batch_lines, load_average, machine, record
 from bench.spark_cluster import SparkMaster, add_master_arguments, spark_master
 from bench.workloads import (
@@ -75,7 +75,7 @@ FRESHNESS_INTRO = (
 
 @dataclass(frozen=True, slots=True)
 class Latency:
-    """Seconds: median, 99th percentile (inclusive method, as ``bench.run --live``), max."""
+    """Seconds: median, 99th percentile (``bench.measure.percentiles``), max."""
 
     p50: float
     p99: float
@@ -83,12 +83,8 @@ class Latency:
 
     @classmethod
     def of(cls, samples: list[float]) -> Latency:
-        if not samples:
-            return cls(0.0, 0.0, 0.0)
-        if len(samples) == 1:
-            return cls(samples[0], samples[0], samples[0])
-        q = statistics.quantiles(samples, n=100, method="inclusive")
-        return cls(q[49], q[98], max(samples))
+        p50, p99 = percentiles(samples, 50, 99)
+        return cls(p50, p99, max(samples, default=0.0))
 
 
 @dataclass(frozen=True, slots=True)
