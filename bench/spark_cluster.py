@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -126,6 +127,9 @@ class Standalone:
 
     def _spawn(self, name: str, main_class: str, *args: str) -> None:
         env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
+        # spark-class finds Spark (SPARK_HOME) with this Python, the one that has pyspark;
+        # unset, it would ask the system's python3 and find nothing. Executors run it too.
+        env.setdefault("PYSPARK_PYTHON", sys.executable)
         ui_port = str(self.ui_port) if name == "master" else str(free_port())
         command = ["nice", "-n", "10", str(SPARK_CLASS), main_class, "--host", "127.0.0.1"]
         command += ["--webui-port", ui_port, *args]
