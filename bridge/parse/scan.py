@@ -11,6 +11,7 @@ transaction end or DDL.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Generator
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ import pymysql
 from bridge.parse.access import Source
 from bridge.parse.binlog.codes import EventCode
 from bridge.parse.binlog.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
-from bridge.parse.binlog.events import GTID_EVENTS, TYPE_CODE_AT, query, rotation
+from bridge.parse.binlog.events import GTID_EVENTS, LOG_POS_AT, TYPE_CODE_AT, query, rotation
 from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.ddl import is_statement_dml, is_transaction_control
 from bridge.parse.exceptions import ER_MASTER_FATAL_ERROR_READING_BINLOG, start_refused
@@ -65,30 +66,36 @@ def transaction_starts(
     in_gtid_group = False
     last = 0
     try:
-        while (data := dump.reader.next_event()) is not None:
-            raw = RawEvent(data, dump.checksum)
-            start = raw.log_pos - raw.event_size
-            code = raw.type_code
-            if code == EventCode.ROTATE_EVENT:
-                position, next_binlog = rotation(raw.data, raw.body_end)
-                if raw.timestamp and next_binlog != journal_name:
-                    yield TransactionStart(journal_name, start, raw.timestamp, end_of_file=True)
-                    return
-                last = position
-                continue
-            if raw.log_pos:
-                last = raw.log_pos
-            if code in GTID_EVENTS:
-                in_gtid_group = True
-                yield TransactionStart(journal_name, start, raw.timestamp)
-            elif code == EventCode.QUERY_EVENT:
-                control = is_transaction_control(query(raw.data, raw.body_end).sql)
-                if control == "BEGIN" and not in_gtid_group:
+        # A file is mostly rows events: only where each ends counts, read from its header in
+        # the batches the framing cuts, without an event object each.
+        while (events := dump.reader.next_events()) is not None:
+            for data in events:
+                if data[TYPE_CODE_AT] not in _TRANSACTION_SCAN_EVENTS:
+                    last = _LOG_POS.unpack_from(data, LOG_POS_AT)[0] or last
+                    continue
+                raw = RawEvent(data, dump.checksum)
+                start = raw.log_pos - raw.event_size
+                code = raw.type_code
+                if code == EventCode.ROTATE_EVENT:
+                    position, next_binlog = rotation(raw.data, raw.body_end)
+                    if raw.timestamp and next_binlog != journal_name:
+                        yield TransactionStart(journal_name, start, raw.timestamp, end_of_file=True)
+                        return
+                    last = position
+                    continue
+                if raw.log_pos:
+                    last = raw.log_pos
+                if code in GTID_EVENTS:
+                    in_gtid_group = True
                     yield TransactionStart(journal_name, start, raw.timestamp)
-                elif control != "BEGIN":
+                elif code == EventCode.QUERY_EVENT:
+                    control = is_transaction_control(query(raw.data, raw.body_end).sql)
+                    if control == "BEGIN" and not in_gtid_group:
+                        yield TransactionStart(journal_name, start, raw.timestamp)
+                    elif control != "BEGIN":
+                        in_gtid_group = False
+                else:  # an XID or a TRANSACTION_PAYLOAD ends the transaction
                     in_gtid_group = False
-            elif code in (EventCode.XID_EVENT, EventCode.TRANSACTION_PAYLOAD_EVENT):
-                in_gtid_group = False
         if last:
             yield TransactionStart(journal_name, last, 0, end_of_file=True)
     finally:
@@ -124,6 +131,15 @@ def first_transaction_after(
 
 
 _DDL_SCAN_EVENTS = frozenset((EventCode.ROTATE_EVENT, EventCode.QUERY_EVENT))
+_TRANSACTION_SCAN_EVENTS = frozenset(
+    (
+        *_DDL_SCAN_EVENTS,
+        *GTID_EVENTS,
+        EventCode.XID_EVENT,
+        EventCode.TRANSACTION_PAYLOAD_EVENT,
+    )
+)
+_LOG_POS = struct.Struct("<I")
 
 
 def ddl_statements(
