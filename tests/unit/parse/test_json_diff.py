@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import random
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -309,17 +310,26 @@ def _random_diff(rng: random.Random, doc: Any) -> tuple[int, list[str | int], st
     return op, [*path, index], f"{text}[{index}]", value
 
 
+def _random_case(
+    rng: random.Random, spell: Callable[[str], str] = lambda text: text
+) -> tuple[bytes, Any, list[tuple[int, str, Any]]]:
+    """A random document (its binary form), the document after 1-4 random diffs that fit
+    it, and those diffs (op, path text as ``spell`` writes it, value)."""
+    doc = {"root": _random_value(rng, 0), "list": [_random_value(rng, 1) for _ in range(3)]}
+    before = jsonb(doc)
+    diffs = []
+    for _ in range(rng.randint(1, 4)):
+        op, path, text, value = _random_diff(rng, doc)
+        _model_apply(doc, op, path, copy.deepcopy(value))
+        diffs.append((op, spell(text), value))
+    return before, doc, diffs
+
+
 def test_random_diffs_match_the_full_document() -> None:
     rng = random.Random(20240611)
     applied = 0
     for _ in range(400):
-        doc = {"root": _random_value(rng, 0), "list": [_random_value(rng, 1) for _ in range(3)]}
-        before = jsonb(doc)
-        diffs = []
-        for _ in range(rng.randint(1, 4)):
-            op, path, text, value = _random_diff(rng, doc)
-            _model_apply(doc, op, path, copy.deepcopy(value))
-            diffs.append((op, text, value))
+        before, doc, diffs = _random_case(rng)
         parsed, _ = read_diffs(diff_list(*diffs), 0)
         assert render(apply_diffs(before, parsed)) == render(jsonb(doc)), diffs
         applied += len(diffs)
@@ -354,13 +364,7 @@ def test_the_compiled_module_applies_what_python_applies() -> None:
     rng = random.Random(20261129)
     taken = declined = 0
     for case in range(600):
-        doc = {"root": _random_value(rng, 0), "list": [_random_value(rng, 1) for _ in range(3)]}
-        before = jsonb(doc)
-        diffs = []
-        for _ in range(rng.randint(1, 4)):
-            op, path, text, value = _random_diff(rng, doc)
-            _model_apply(doc, op, path, copy.deepcopy(value))
-            diffs.append((op, _spelled(rng, text), value))
+        before, _, diffs = _random_case(rng, lambda text: _spelled(rng, text))
         raw = diff_list(*diffs)
         if case % 3 == 2:  # damaged: a byte changed, or the list cut short
             cut = bytearray(raw)
