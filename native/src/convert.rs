@@ -13,6 +13,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
+use crate::digits::{push_int, Digits};
 use crate::event::event_parts;
 use crate::flat::{What, DELETE, INSERT, UPDATE};
 use crate::framing::{CHECKSUM_SIZE, HEADER_SIZE};
@@ -67,15 +68,20 @@ fn mysql_gtid(body: &[u8], anonymous: bool) -> Option<String> {
     if anonymous {
         return Some(String::new());
     }
-    let uuid: String = body[1..17].iter().map(|b| format!("{b:02x}")).collect();
-    Some(format!(
-        "{}-{}-{}-{}-{}:{gno}",
-        &uuid[..8],
-        &uuid[8..12],
-        &uuid[12..16],
-        &uuid[16..20],
-        &uuid[20..]
-    ))
+    // Written by hand: formatting each byte with `format!` was a fifth of the loop's time on
+    // one-row transactions.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(36 + 1 + 19);
+    for (i, &byte) in body[1..17].iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            text.push('-');
+        }
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 0xF)]));
+    }
+    text.push(':');
+    push_int(&mut text, gno);
+    Some(text)
 }
 
 /// The groups of a GTID event after its logical clock, from `at`: commit timestamps,
@@ -506,7 +512,8 @@ pub fn flat_events<'py>(
                 }
             }
             XID_EVENT if data.len() >= HEADER_SIZE + 8 => {
-                let xid = PyString::new(py, &uint_at(data, HEADER_SIZE, 8).to_string());
+                let xid = Digits::new(uint_at(data, HEADER_SIZE, 8), 0);
+                let xid = PyString::new(py, xid.as_str());
                 let end = intern!(py, "TRANSACTIONEND");
                 out.append(state.marker(py, &header, end, xid)?)?;
                 if header.log_pos != 0 {
