@@ -20,7 +20,15 @@ import pymysql
 from bridge.parse.access import Source
 from bridge.parse.binlog.codes import EventCode
 from bridge.parse.binlog.dump import FIRST_EVENT_POSITION, DumpConnection, DumpRequest
-from bridge.parse.binlog.events import GTID_EVENTS, LOG_POS_AT, TYPE_CODE_AT, query, rotation
+from bridge.parse.binlog.events import (
+    CHECKSUM_SIZE,
+    GTID_EVENTS,
+    LOG_POS_AT,
+    TYPE_CODE_AT,
+    is_begin,
+    query,
+    rotation,
+)
 from bridge.parse.binlog.framing import RawEvent
 from bridge.parse.ddl import is_statement_dml, is_transaction_control
 from bridge.parse.exceptions import ER_MASTER_FATAL_ERROR_READING_BINLOG, start_refused
@@ -89,7 +97,8 @@ def transaction_starts(
                     in_gtid_group = True
                     yield TransactionStart(journal_name, start, raw.timestamp)
                 elif code == EventCode.QUERY_EVENT:
-                    control = is_transaction_control(query(raw.data, raw.body_end).sql)
+                    sql = "BEGIN" if is_begin(data, raw.body_end) else query(data, raw.body_end).sql
+                    control = is_transaction_control(sql)
                     if control == "BEGIN" and not in_gtid_group:
                         yield TransactionStart(journal_name, start, raw.timestamp)
                     elif control != "BEGIN":
@@ -163,13 +172,17 @@ def ddl_statements(
             mariadb=facts.is_mariadb,
         )
     dump = DumpConnection(source, request)
+    checksum_size = CHECKSUM_SIZE if dump.checksum else 0
     journal = start.journal_name or ""
     try:
         # A backlog is mostly rows events: they are passed over by their type byte, in the
-        # batches the framing cuts, without an event object each.
+        # batches the framing cuts, without an event object each; so are MySQL's BEGINs.
         while (events := dump.reader.next_events()) is not None:
             for data in events:
-                if data[TYPE_CODE_AT] not in _DDL_SCAN_EVENTS:
+                code = data[TYPE_CODE_AT]
+                if code not in _DDL_SCAN_EVENTS or (
+                    code == EventCode.QUERY_EVENT and is_begin(data, len(data) - checksum_size)
+                ):
                     continue
                 raw = RawEvent(data, dump.checksum)
                 if raw.type_code == EventCode.ROTATE_EVENT:

@@ -206,5 +206,16 @@ def query(data: bytes, body_end: int, post_header: int = QUERY_POST_HEADER) -> Q
     )
 
 
+def is_begin(data: bytes, body_end: int, post_header: int = QUERY_POST_HEADER) -> bool:
+    """Whether a QUERY event's statement is exactly ``BEGIN``, found without decoding it:
+    MySQL opens every transaction with one, and the binlog scans pass over them."""
+    at = HEADER_SIZE
+    if body_end < at + post_header:
+        return False
+    status_length = int.from_bytes(data[at + 11 : at + 13], "little")
+    sql_at = at + post_header + status_length + data[at + 8] + 1
+    return body_end - sql_at == 5 and data[sql_at:body_end] == b"BEGIN"
+
+
 def xid(data: bytes) -> int:
     return int.from_bytes(data[HEADER_SIZE : HEADER_SIZE + 8], "little")

@@ -668,3 +668,17 @@ def test_a_malformed_mysql_gtid_fails_as_convert_raw_fails(path: str, body: byte
         for _ in converter.convert_read([_event(E.GTID_LOG_EVENT, body, 100)], False, flat=True):
             pass
     assert str(flat.value) == str(raised.value)
+
+
+@pytest.mark.parametrize("checksum", [False, True], ids=["plain", "checksum"])
+def test_is_begin_matches_the_decoded_statement_exactly(checksum: bool) -> None:
+    # What the binlog scans pass over without decoding must be what decoding calls BEGIN.
+    cases = [("BEGIN", ""), ("BEGIN", "shop"), ("begin", ""), ("BEGIN WORK", "")]
+    cases += [("ALTER TABLE t RENAME TO BEGIN", "shop"), ("XBEGIN", ""), ("COMMIT", "db")]
+    for sql, schema in cases:
+        data = _event(E.QUERY_EVENT, _query(sql, schema), 500, checksum)
+        body_end = len(data) - (events.CHECKSUM_SIZE if checksum else 0)
+        assert events.query(data, body_end).sql == sql
+        assert events.is_begin(data, body_end) is (sql == "BEGIN"), sql
+    short = _event(E.QUERY_EVENT, b"\0" * 6, 500, checksum)
+    assert not events.is_begin(short, len(short) - (events.CHECKSUM_SIZE if checksum else 0))
