@@ -524,7 +524,12 @@ pub fn flat_events<'py>(
                 let sequence = uint_at(data, HEADER_SIZE, 8);
                 let domain = uint_at(data, HEADER_SIZE + 8, 4);
                 let flags = data[HEADER_SIZE + 12];
-                let text = format!("{domain}-{}-{sequence}", header.server_id);
+                let mut text = String::with_capacity(32);
+                text.push_str(Digits::new(domain, 0).as_str());
+                text.push('-');
+                text.push_str(Digits::new(u64::from(header.server_id), 0).as_str());
+                text.push('-');
+                text.push_str(Digits::new(sequence, 0).as_str());
                 state.gtid = PyString::new(py, &text).into_any();
                 state.gtid_changed = true;
                 if header.log_pos != 0 {

@@ -411,7 +411,9 @@ impl<'py> TypeMaps<'py> {
                 info,
                 sql_types: Some(types),
             } if !types.is_empty() => {
-                let types: Vec<i64> = types.extract()?;
+                // Item by item: extracting a Vec goes through the sequence protocol.
+                let types = types.iter().map(|t| t.extract::<i64>());
+                let types: Vec<i64> = types.collect::<PyResult<_>>()?;
                 write_pairs(out, &info.get().keys, types, write_int);
             }
             TypeMaps::Mixed { sql_types, .. } => {
