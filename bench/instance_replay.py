@@ -1,6 +1,6 @@
 """The instance's process's work per row, without Kafka or threads: replayed reader batches.
 
-    var/venv/bin/python -m bench.instance_replay --workload d --scale 1 --rounds 5
+    var/venv/bin/python -m bench.instance_replay --workload d --scale 1 --rounds 5 [--source mysql]
 
 Loads a workload and reads its binlog range once as the binlog reader's process does
 (``bench.reader_replay.read_range``: rows events written as FlatMessage records ahead),
@@ -63,7 +63,7 @@ def replay(frames: list[bytes]) -> tuple[float, int]:
 def main() -> int:
     asked = Replay.from_command_line("bench_ir")
     frames: list[bytes] = []
-    read_range(asked.start, asked.end, frames.append)
+    read_range(asked.start, asked.end, frames.append, asked.server)
     tune_garbage_collector()  # as canal-bridge run does
     seconds = []
     for _ in range(asked.rounds):

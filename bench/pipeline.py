@@ -15,6 +15,7 @@ import os
 import sys
 import time
 
+from bench.source import SourceServer, source_server
 from bench.workloads import WORKLOADS, load_fresh
 from bridge.config import MqConfig, SourceConfig
 from bridge.entry import Entry
@@ -23,13 +24,13 @@ from bridge.parse.parser import BinlogParser
 from bridge.position import EntryPosition
 
 
-def source() -> SourceConfig:
-    env = os.environ
+def source(server: SourceServer | None = None) -> SourceConfig:
+    """A reader's configuration for ``server`` (the local MariaDB by default)."""
+    server = server or source_server()
     return SourceConfig(
-        address=f"{env.get('CANAL_BRIDGE_MYSQL_HOST', '127.0.0.1')}:"
-        f"{env.get('CANAL_BRIDGE_MYSQL_PORT', '13306')}",
-        username=env.get("CANAL_BRIDGE_MYSQL_USER", "canal"),
-        password=env.get("CANAL_BRIDGE_MYSQL_PASSWORD", "canal"),
+        address=f"{server.host}:{server.port}",
+        username=server.user,
+        password=server.password,
         slave_id=50000 + os.getpid() % 10000,
     )
 
