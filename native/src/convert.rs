@@ -126,7 +126,7 @@ fn is_begin(data: &[u8], end: usize, post_header: usize) -> bool {
 
 /// A packed integer at `pos` (never read at or past `end`) and the position after it; None
 /// where `bridge.parse.binlog.packed.read_packed_int` raises.
-fn packed_int(data: &[u8], pos: usize, end: usize) -> Option<(u64, usize)> {
+pub(crate) fn packed_int(data: &[u8], pos: usize, end: usize) -> Option<(u64, usize)> {
     let first = *data.get(pos).filter(|_| pos < end)?;
     let size = match first {
         0..=250 => return Some((u64::from(first), pos + 1)),

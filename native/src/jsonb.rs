@@ -26,6 +26,21 @@ pub(crate) fn push_document(doc: &[u8], canal: bool, out: &mut String) -> Step<(
     Renderer { doc: body, canal }.value(kind, 0, 0, out)
 }
 
+/// A string's variable-length length in `doc` at `at` (7 bits a byte, low first) and the
+/// position after it; longer than MySQL writes declines.
+pub(crate) fn variable_length(doc: &[u8], mut at: usize) -> Step<(usize, usize)> {
+    let mut length = 0usize;
+    for shift in (0..35).step_by(7) {
+        let byte = *doc.get(at).ok_or(Decline)?;
+        at += 1;
+        length |= usize::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok((length, at));
+        }
+    }
+    Err(Decline)
+}
+
 struct Renderer<'a> {
     doc: &'a [u8],
     canal: bool,
@@ -108,18 +123,8 @@ impl Renderer<'_> {
         Ok(())
     }
 
-    /// A variable-length length (7 bits a byte, low first) and the position after it.
-    fn length(&self, mut at: usize) -> Step<(usize, usize)> {
-        let mut length = 0usize;
-        for shift in (0..35).step_by(7) {
-            let byte = *self.doc.get(at).ok_or(Decline)?;
-            at += 1;
-            length |= usize::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok((length, at));
-            }
-        }
-        Err(Decline)
+    fn length(&self, at: usize) -> Step<(usize, usize)> {
+        variable_length(self.doc, at)
     }
 
     /// A value MySQL stores as an opaque field: DECIMAL, temporal values, or raw text.

@@ -12,7 +12,9 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::convert::packed_int;
 use crate::image::{le_uint, Decline, Step};
+use crate::jsonb::variable_length;
 
 const REPLACE: u8 = 0;
 const INSERT: u8 = 1;
@@ -100,14 +102,14 @@ fn read_diffs(data: &[u8]) -> Step<Vec<Diff<'_>>> {
         if operation > REMOVE {
             return Err(Decline);
         }
-        let (length, at) = packed_int(data, pos + 1)?;
+        let (length, at) = packed_size(data, pos + 1)?;
         let path = data
             .get(at..at.checked_add(length).ok_or(Decline)?)
             .ok_or(Decline)?;
         pos = at + length;
         let mut value = None;
         if operation != REMOVE {
-            let (length, at) = packed_int(data, pos)?;
+            let (length, at) = packed_size(data, pos)?;
             if length == 0 || length > data.len() - at {
                 return Err(Decline);
             }
@@ -123,19 +125,10 @@ fn read_diffs(data: &[u8]) -> Step<Vec<Diff<'_>>> {
     Ok(diffs)
 }
 
-/// `packed.read_packed_int` within `data`.
-fn packed_int(data: &[u8], pos: usize) -> Step<(usize, usize)> {
-    let first = *data.get(pos).ok_or(Decline)?;
-    let size = match first {
-        0..=250 => return Ok((usize::from(first), pos + 1)),
-        252 => 2,
-        253 => 3,
-        254 => 8,
-        _ => return Err(Decline),
-    };
-    let bytes = data.get(pos + 1..pos + 1 + size).ok_or(Decline)?;
-    let value = usize::try_from(le_uint(bytes)).map_err(|_| Decline)?;
-    Ok((value, pos + 1 + size))
+/// `packed.read_packed_int` within `data`, as a size.
+fn packed_size(data: &[u8], pos: usize) -> Step<(usize, usize)> {
+    let (value, at) = packed_int(data, pos, data.len()).ok_or(Decline)?;
+    Ok((usize::try_from(value).map_err(|_| Decline)?, at))
 }
 
 /// `json_diff.parse_path`, on the path's UTF-8 bytes (every token of the syntax is ASCII,
@@ -389,29 +382,15 @@ fn value_size(kind: u8, data: &[u8], at: usize) -> Step<usize> {
         4..=8 => inline_size(kind).ok_or(Decline),
         9..=11 => Ok(8),
         STRING => {
-            let (length, start) = jsonb_length(data, at)?;
+            let (length, start) = variable_length(data, at)?;
             Ok(start - at + length)
         }
         OPAQUE => {
-            let (length, start) = jsonb_length(data, at + 1)?;
+            let (length, start) = variable_length(data, at + 1)?;
             Ok(start - at + length)
         }
         _ => Err(Decline),
     }
-}
-
-/// A string's variable-length size (7 bits a byte); longer than MySQL writes declines.
-fn jsonb_length(data: &[u8], mut at: usize) -> Step<(usize, usize)> {
-    let mut length = 0usize;
-    for shift in (0..35).step_by(7) {
-        let byte = *data.get(at).ok_or(Decline)?;
-        at += 1;
-        length |= usize::from(byte & 0x7F) << shift;
-        if byte & 0x80 == 0 {
-            return Ok((length, at));
-        }
-    }
-    Err(Decline)
 }
 
 /// `json_diff.encode_node`: appends `node`'s bytes to `out` and returns its type; decoded
