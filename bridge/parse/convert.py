@@ -460,10 +460,7 @@ class EventConverter:
         """A QUERY event's ``flat_entries``: the BEGIN that opens a MySQL transaction; None for
         any other statement (``convert_raw`` converts it)."""
         end = len(data) - CHECKSUM_SIZE if checksum else len(data)
-        if data[end - 5 : end] != b"BEGIN":
-            return None
-        query = events.query(data, end, self._query_post_header)
-        if query.sql != "BEGIN":
+        if not events.is_begin(data, end, self._query_post_header):
             return None
         timestamp, _, server_id, size, log_pos, _ = HEADER.unpack_from(data)
         if log_pos:

@@ -11,7 +11,6 @@ transaction end or DDL.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Generator
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from bridge.parse.binlog.dump import FIRST_EVENT_POSITION, DumpConnection, DumpR
 from bridge.parse.binlog.events import (
     CHECKSUM_SIZE,
     GTID_EVENTS,
+    LOG_POS,
     LOG_POS_AT,
     TYPE_CODE_AT,
     is_begin,
@@ -79,7 +79,7 @@ def transaction_starts(
         while (events := dump.reader.next_events()) is not None:
             for data in events:
                 if data[TYPE_CODE_AT] not in _TRANSACTION_SCAN_EVENTS:
-                    last = _LOG_POS.unpack_from(data, LOG_POS_AT)[0] or last
+                    last = LOG_POS.unpack_from(data, LOG_POS_AT)[0] or last
                     continue
                 raw = RawEvent(data, dump.checksum)
                 start = raw.log_pos - raw.event_size
@@ -148,7 +148,6 @@ _TRANSACTION_SCAN_EVENTS = frozenset(
         EventCode.TRANSACTION_PAYLOAD_EVENT,
     )
 )
-_LOG_POS = struct.Struct("<I")
 
 
 def ddl_statements(

@@ -24,6 +24,7 @@ HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, event_size, log
 HEADER_SIZE = 19
 TYPE_CODE_AT = 4  # where the header's event type is
 LOG_POS_AT = 13  # where the header's log_pos is
+LOG_POS = struct.Struct("<I")  # an event's log_pos, read at LOG_POS_AT
 CHECKSUM_SIZE = 4
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import select
 import ssl
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +29,7 @@ from bridge.parse.binlog.events import (
     CHECKSUM_SIZE,
     HEADER,
     HEADER_SIZE,
+    LOG_POS,
     LOG_POS_AT,
     TYPE_CODE_AT,
     rotation,
@@ -44,7 +44,6 @@ MAX_PACKET = 0xFFFFFF
 READ_SIZE = 1 << 16
 
 
-_LOG_POS = struct.Struct("<I")  # an event's log_pos, at LOG_POS_AT of its header
 _ROTATE = EventCode.ROTATE_EVENT
 _SHORT_EVENT = f"a binlog event shorter than its {HEADER_SIZE}-byte header"
 
@@ -65,7 +64,7 @@ def read_end(events: list[bytes], checksum: bool, journal: str, position: int) -
             raise ValueError(_SHORT_EVENT)
         if data[TYPE_CODE_AT] == _ROTATE:
             position, journal = rotation(data, len(data) - CHECKSUM_SIZE * checksum)
-        elif log_pos := _LOG_POS.unpack_from(data, LOG_POS_AT)[0]:
+        elif log_pos := LOG_POS.unpack_from(data, LOG_POS_AT)[0]:
             position = log_pos
     return journal, position
 
